@@ -1,0 +1,48 @@
+# The two commands a newcomer needs: `make demo` and `make test`.
+# Both build a local virtualenv in .venv from pyproject.toml on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint format check manifest bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-server: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[server]'
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed-server
+
+## demo: two conversations of a scripted agent with memory on a SQLite file
+demo: $(VENV)/.installed-server
+	$(BIN)/recallstore demo
+
+## test: install what the tests need and run them all
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest
+
+## check: the static checks CI runs (ruff, ruff format, mypy --strict)
+check: $(VENV)/.installed-dev
+	$(BIN)/ruff check src tests examples benchmarks
+	$(BIN)/ruff format --check src tests examples benchmarks
+	$(BIN)/mypy --strict src
+
+format: $(VENV)/.installed-dev
+	$(BIN)/ruff check --fix src tests examples benchmarks
+	$(BIN)/ruff format src tests examples benchmarks
+
+## manifest: regenerate event_manifest.json from the event models
+manifest: $(VENV)/.installed-dev
+	$(BIN)/recallstore events manifest --write
+
+## bench: the benchmarks documented in docs/benchmarks.md
+bench: $(VENV)/.installed-dev
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

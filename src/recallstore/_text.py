@@ -1,0 +1,32 @@
+"""Tokenising user text for keyword search, shared by every keyword backend.
+
+The token rule mirrors SQLite FTS5's ``unicode61`` tokenizer: runs of letters and
+digits (Unicode categories L*, N*), case-folded, with diacritics removed. Anything
+else, including every FTS5 operator character, is a separator, so a token can
+never carry query syntax.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+MAX_QUERY_TERMS = 64
+"""Query text beyond this many distinct terms is ignored, bounding search cost."""
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def _strip_diacritics(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def tokenize(text: str) -> list[str]:
+    """Split ``text`` into case-folded, diacritic-free word tokens, in order."""
+    return _TOKEN.findall(_strip_diacritics(text).casefold())
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct search terms of ``text`` in first-seen order, at most MAX_QUERY_TERMS."""
+    return list(dict.fromkeys(tokenize(text)))[:MAX_QUERY_TERMS]

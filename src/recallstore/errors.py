@@ -1,0 +1,98 @@
+"""Exceptions, split by audience.
+
+* Developer misuse and bad input: :class:`MemoryValidationError`,
+  :class:`ConfigurationError`, :class:`MissingDependencyError`.
+* Runtime outcomes a caller handles: :class:`MemoryNotFoundError`,
+  :class:`MemoryConflictError`.
+* Runtime failures of the store itself: :class:`StoreUnavailableError`,
+  :class:`StoreIncompatibleError`.
+
+What the *model* sees is never an exception: the toolbox turns model mistakes into
+structured tool results (see ``recallstore.tools``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ConfigurationError",
+    "MemoryConflictError",
+    "MemoryNotFoundError",
+    "MemoryValidationError",
+    "MissingDependencyError",
+    "RecallstoreError",
+    "StoreIncompatibleError",
+    "StoreUnavailableError",
+]
+
+
+class RecallstoreError(Exception):
+    """Base class of every exception recallstore raises on purpose."""
+
+
+class MemoryValidationError(RecallstoreError, ValueError):
+    """Input broke the data contract; nothing was read or written.
+
+    ``field`` is the dotted path of the offending field (``"scope.user"``,
+    ``"content"``, ``"limit"``) and ``value`` the value that was refused.
+    """
+
+    def __init__(self, field: str, message: str, value: Any = None) -> None:
+        self.field = field
+        self.message = message
+        self.value = value
+        super().__init__(f"{field}: {message}")
+
+
+class ConfigurationError(RecallstoreError, ValueError):
+    """The library was set up wrongly (a bad store target, missing scope fields)."""
+
+
+class MissingDependencyError(RecallstoreError, ImportError):
+    """An optional extra is not installed; the message holds the install command."""
+
+    def __init__(self, feature: str, extra: str) -> None:
+        self.feature = feature
+        self.extra = extra
+        self.install_command = f"pip install 'recallstore[{extra}]'"
+        super().__init__(f"{feature} needs the '{extra}' extra: {self.install_command}")
+
+
+class MemoryNotFoundError(RecallstoreError, LookupError):
+    """No record with this id exists (or it is outside the caller's scope)."""
+
+    def __init__(self, record_id: str) -> None:
+        self.record_id = record_id
+        super().__init__(f"memory record not found: {record_id!r}")
+
+
+class MemoryConflictError(RecallstoreError):
+    """The operation conflicts with the record's state, e.g. superseding an invalid record."""
+
+    def __init__(self, record_id: str, reason: str) -> None:
+        self.record_id = record_id
+        self.reason = reason
+        super().__init__(f"conflict on memory record {record_id!r}: {reason}")
+
+
+class StoreUnavailableError(RecallstoreError):
+    """The store cannot be opened or used (bad path, closed store, broken database)."""
+
+    def __init__(self, target: str, reason: str) -> None:
+        self.target = target
+        self.reason = reason
+        super().__init__(f"memory store {target!r} is unavailable: {reason}")
+
+
+class StoreIncompatibleError(StoreUnavailableError):
+    """The database was written by a newer schema version than this code supports."""
+
+    def __init__(self, target: str, found_version: int, supported_version: int) -> None:
+        self.found_version = found_version
+        self.supported_version = supported_version
+        super().__init__(
+            target,
+            f"schema version {found_version} is newer than the supported version "
+            f"{supported_version}; upgrade recallstore to open it (the file was not modified)",
+        )

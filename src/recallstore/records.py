@@ -1,0 +1,312 @@
+"""The data contract: memory records, write inputs, queries and hits.
+
+Every model is a frozen pydantic model validated once, at construction. Invalid
+input raises :class:`~recallstore.errors.MemoryValidationError` naming the field.
+This module imports nothing from the machinery (stores, events, exporters).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Literal, Self, get_args
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationError,
+    field_serializer,
+    field_validator,
+)
+
+from recallstore.errors import MemoryValidationError
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_CONTENT_CHARS",
+    "MAX_LIMIT",
+    "MAX_SCOPE_KEYS",
+    "MAX_SCOPE_PART_CHARS",
+    "MAX_TAGS",
+    "MAX_TAG_CHARS",
+    "MEMORY_KINDS",
+    "MemoryHit",
+    "MemoryKind",
+    "MemoryRecord",
+    "MemorySearchQuery",
+    "MemoryStoreCapabilities",
+    "MemoryTarget",
+    "MemoryWriteInput",
+    "Provenance",
+    "SearchMode",
+    "format_timestamp",
+]
+
+MAX_CONTENT_CHARS = 16_000
+"""Longest allowed ``content``, in characters, for every backend."""
+DEFAULT_LIMIT = 10
+"""``MemorySearchQuery.limit`` when none is given."""
+MAX_LIMIT = 1000
+"""Largest allowed ``MemorySearchQuery.limit``."""
+MAX_TAGS = 32
+MAX_TAG_CHARS = 64
+MAX_SCOPE_KEYS = 16
+MAX_SCOPE_PART_CHARS = 256
+_MAX_REASON_CHARS = 1_000
+_MAX_ID_CHARS = 128
+
+MemoryKind = Literal["fact", "preference", "episode", "profile"]
+MEMORY_KINDS: tuple[MemoryKind, ...] = get_args(MemoryKind)
+SearchMode = Literal["keyword", "semantic", "hybrid"]
+
+
+def format_timestamp(moment: datetime) -> str:
+    """Render a UTC datetime as fixed-width ISO 8601 with microseconds and ``Z``.
+
+    Fixed width makes the strings sort in time order, which the SQL backends rely on.
+    """
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _to_validation_error(exc: ValidationError) -> MemoryValidationError:
+    first = exc.errors(include_url=False)[0]
+    field = ".".join(str(part) for part in first["loc"]) or exc.title
+    message = first["msg"].removeprefix("Value error, ")
+    return MemoryValidationError(field, message, first.get("input"))
+
+
+class _Contract(BaseModel):
+    """Base of every contract model: frozen, strict about unknown fields."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(
+        frozen=True, extra="forbid", str_strip_whitespace=False
+    )
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _to_validation_error(exc) from None
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        """Validate ``obj``; raises :class:`MemoryValidationError` naming the field."""
+        try:
+            return super().model_validate(obj, *args, **kwargs)
+        except ValidationError as exc:
+            raise _to_validation_error(exc) from None
+
+    @classmethod
+    def model_validate_json(cls, json_data: Any, *args: Any, **kwargs: Any) -> Self:
+        """Validate JSON text; raises :class:`MemoryValidationError` naming the field."""
+        try:
+            return super().model_validate_json(json_data, *args, **kwargs)
+        except ValidationError as exc:
+            raise _to_validation_error(exc) from None
+
+
+def _check_text(value: str, what: str, max_chars: int) -> str:
+    if "\x00" in value:
+        raise ValueError(f"{what} must not contain NUL characters")
+    if len(value) > max_chars:
+        raise ValueError(f"{what} is {len(value)} characters; the maximum is {max_chars}")
+    return value
+
+
+def _canonical_scope(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise ValueError("scope must be a mapping of string keys to string values")
+    if len(value) > MAX_SCOPE_KEYS:
+        raise ValueError(f"scope has {len(value)} keys; the maximum is {MAX_SCOPE_KEYS}")
+    canonical: dict[str, str] = {}
+    for key in sorted(value, key=lambda k: str(k)):
+        part = value[key]
+        if not isinstance(key, str) or not key.strip():
+            raise ValueError(f"scope keys must be non-empty strings, got {key!r}")
+        if not isinstance(part, str):
+            raise ValueError(f"scope value for {key!r} must be a string, got {type(part).__name__}")
+        _check_text(key, "a scope key", MAX_SCOPE_PART_CHARS)
+        _check_text(part, f"scope value for {key!r}", MAX_SCOPE_PART_CHARS)
+        canonical[key] = part
+    return canonical
+
+
+def _normalise_tags(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
+        raise ValueError("tags must be a list of strings")
+    tags: set[str] = set()
+    for tag in value:
+        if not isinstance(tag, str):
+            raise ValueError(f"tags must be strings, got {type(tag).__name__}")
+        stripped = _check_text(tag.strip(), "a tag", MAX_TAG_CHARS)
+        if not stripped:
+            raise ValueError("tags must not be blank")
+        tags.add(stripped)
+    if len(tags) > MAX_TAGS:
+        raise ValueError(f"{len(tags)} tags given; the maximum is {MAX_TAGS}")
+    return tuple(sorted(tags))
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("timestamps must be timezone-aware (use UTC)")
+    return value.astimezone(UTC)
+
+
+class Provenance(_Contract):
+    """Where a memory came from: the conversation, run and author that wrote it."""
+
+    conversation_id: str | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
+    run_id: str | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
+    author: str | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
+
+
+class MemoryTarget(_Contract):
+    """A typed pointer for a later promotion layer; stored and returned untouched."""
+
+    section: str = Field(min_length=1, max_length=_MAX_ID_CHARS)
+    key: str | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
+
+
+class _WritableFields(_Contract):
+    scope: dict[str, str]
+    kind: MemoryKind = "fact"
+    content: str
+    tags: tuple[str, ...] = ()
+    provenance: Provenance | None = None
+    expires_at: datetime | None = None
+    target: MemoryTarget | None = None
+    payload: JsonValue | None = None
+    supports: tuple[Provenance, ...] = ()
+
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _scope(cls, value: Any) -> dict[str, str]:
+        return _canonical_scope(value)
+
+    @field_validator("content")
+    @classmethod
+    def _content(cls, value: str) -> str:
+        stripped = value.strip()
+        if not stripped:
+            raise ValueError("content must not be empty or whitespace")
+        return _check_text(stripped, "content", MAX_CONTENT_CHARS)
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags(cls, value: Any) -> tuple[str, ...]:
+        return _normalise_tags(value)
+
+    @field_validator("expires_at")
+    @classmethod
+    def _expires(cls, value: datetime | None) -> datetime | None:
+        return _utc(value)
+
+    @field_serializer("expires_at", when_used="json")
+    def _dump_expires(self, value: datetime | None) -> str | None:
+        return None if value is None else format_timestamp(value)
+
+
+class MemoryWriteInput(_WritableFields):
+    """What a caller writes: the record's writable fields plus ``supersedes``.
+
+    ``supersedes`` names an existing, still-valid record that this one corrects; the
+    store invalidates it in the same transaction.
+    """
+
+    supersedes: str | None = Field(default=None, min_length=1, max_length=_MAX_ID_CHARS)
+
+
+class MemoryRecord(_WritableFields):
+    """A stored memory: a fact with provenance and validity, never a scored row."""
+
+    id: str = Field(min_length=1, max_length=_MAX_ID_CHARS)
+    created_at: datetime
+    updated_at: datetime
+    invalid_at: datetime | None = None
+    invalid_reason: str | None = None
+    superseded_by: str | None = None
+
+    @field_validator("created_at", "updated_at", "invalid_at")
+    @classmethod
+    def _timestamps(cls, value: datetime | None) -> datetime | None:
+        return _utc(value)
+
+    @field_serializer("created_at", "updated_at", "invalid_at", when_used="json")
+    def _dump_timestamps(self, value: datetime | None) -> str | None:
+        return None if value is None else format_timestamp(value)
+
+    @property
+    def is_invalidated(self) -> bool:
+        """True once the record was invalidated or superseded."""
+        return self.invalid_at is not None
+
+    def is_expired(self, now: datetime) -> bool:
+        """True when the record has an ``expires_at`` at or before ``now``."""
+        return self.expires_at is not None and self.expires_at <= now
+
+
+class MemorySearchQuery(_Contract):
+    """A search: optional query text plus filters. Blank text means a recency listing."""
+
+    query: str | None = None
+    scope: dict[str, str] = Field(default_factory=dict)
+    kinds: tuple[MemoryKind, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    limit: int = Field(default=DEFAULT_LIMIT, ge=0, le=MAX_LIMIT)
+    include_invalidated: bool = False
+    include_expired: bool = False
+
+    @field_validator("query")
+    @classmethod
+    def _query(cls, value: str | None) -> str | None:
+        # Queries are user text: NUL and the like are allowed (S13); only size is bounded.
+        if value is not None and len(value) > MAX_CONTENT_CHARS:
+            raise ValueError(
+                f"query is {len(value)} characters; the maximum is {MAX_CONTENT_CHARS}"
+            )
+        return value
+
+    @field_validator("scope", mode="before")
+    @classmethod
+    def _scope(cls, value: Any) -> dict[str, str]:
+        return _canonical_scope(value)
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags(cls, value: Any) -> tuple[str, ...] | None:
+        return None if value is None else _normalise_tags(value)
+
+    @property
+    def is_listing(self) -> bool:
+        """True when there is no query text: results are ordered by recency."""
+        return self.query is None or not self.query.strip()
+
+
+class MemoryHit(_Contract):
+    """One search result. ``score`` is backend-specific; never compare it across backends."""
+
+    record: MemoryRecord
+    score: float | None = None
+
+    @field_validator("score")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("score must be finite")
+        return value
+
+
+class MemoryStoreCapabilities(_Contract):
+    """What a backend declares about itself; optional conformance suites key off it."""
+
+    search: SearchMode = "keyword"
+    durable: bool = False
+    extensions: frozenset[str] = frozenset()

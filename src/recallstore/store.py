@@ -1,0 +1,149 @@
+"""The ``MemoryStore`` protocol and the semantics helpers every backend shares."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import Protocol, Self, runtime_checkable
+
+from recallstore.records import (
+    MemoryHit,
+    MemoryRecord,
+    MemorySearchQuery,
+    MemoryStoreCapabilities,
+    MemoryWriteInput,
+)
+
+__all__ = [
+    "Clock",
+    "MemoryStore",
+    "MonotonicClock",
+    "new_record_id",
+    "record_from_input",
+    "scope_matches",
+    "utc_now",
+]
+
+Clock = Callable[[], datetime]
+"""A source of the current UTC time; stores accept one so tests can control time."""
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware, in UTC."""
+    return datetime.now(UTC)
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """Cross-session memory: a scoped, invalidation-first store of records.
+
+    Every backend implements these six methods with the semantics S1–S15 pinned by
+    ``recallstore.testing``, and is an async context manager that opens and closes it.
+    """
+
+    async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
+        """Write all ``inputs`` atomically (all or none); return the records in input order."""
+        ...
+
+    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
+        """Relevance-ordered hits for ``query.query``, or a recency listing when blank."""
+        ...
+
+    async def get(self, id: str) -> MemoryRecord | None:
+        """The record with ``id`` whatever its validity or expiry, or None."""
+        ...
+
+    async def invalidate(self, id: str, reason: str | None = None) -> None:
+        """Mark a record invalid; a no-op when it already is. Missing → not found."""
+        ...
+
+    async def delete(self, id: str) -> None:
+        """Forget a record completely, with its index entries. Missing → no error."""
+        ...
+
+    def capabilities(self) -> MemoryStoreCapabilities:
+        """What this backend offers: search mode, durability, extensions."""
+        ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+def scope_matches(record_scope: Mapping[str, str], scope_filter: Mapping[str, str]) -> bool:
+    """Subset match (S7): the record's scope holds every (key, value) pair of the filter."""
+    return all(record_scope.get(key) == value for key, value in scope_filter.items())
+
+
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+_id_lock = threading.Lock()
+_last_id_ms = 0
+_last_id_random = 0
+
+
+def new_record_id() -> str:
+    """A unique, URL-safe, time-ordered id (ULID layout, lower-case Crockford base32).
+
+    Within one process ids are strictly increasing, so "id desc" is a stable recency
+    tie-break.
+    """
+    global _last_id_ms, _last_id_random
+    with _id_lock:
+        now_ms = time.time_ns() // 1_000_000
+        if now_ms <= _last_id_ms:
+            now_ms = _last_id_ms
+            _last_id_random += 1
+        else:
+            _last_id_random = int.from_bytes(os.urandom(10), "big") >> 1
+        _last_id_ms = now_ms
+        value = (now_ms << 80) | (_last_id_random & ((1 << 80) - 1))
+    chars = []
+    for _ in range(26):
+        chars.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
+
+
+class MonotonicClock:
+    """Wraps a clock so successive readings strictly increase (by at least 1 µs).
+
+    Stores stamp ``created_at`` from it, so recency order is total within a process
+    even when the wall clock stalls or steps back.
+    """
+
+    def __init__(self, clock: Clock = utc_now) -> None:
+        self._clock = clock
+        self._last: datetime | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self) -> datetime:
+        """The next timestamp, never equal to or before the previous one."""
+        with self._lock:
+            now = self._clock().astimezone(UTC)
+            if self._last is not None and now <= self._last:
+                now = self._last + timedelta(microseconds=1)
+            self._last = now
+            return now
+
+    def observe(self, moment: datetime) -> None:
+        """Never hand out a time at or before ``moment`` (e.g. the newest stored record)."""
+        with self._lock:
+            if self._last is None or moment > self._last:
+                self._last = moment
+
+
+def record_from_input(inp: MemoryWriteInput, *, record_id: str, now: datetime) -> MemoryRecord:
+    """The record a backend stores for ``inp``: created and updated at ``now`` (S2)."""
+    fields = inp.model_dump(exclude={"supersedes"})
+    return MemoryRecord.model_validate(
+        {**fields, "id": record_id, "created_at": now, "updated_at": now}
+    )

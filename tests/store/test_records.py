@@ -1,0 +1,49 @@
+"""The data contract validates once, at the edge, and names the offending field."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from recallstore import MemorySearchQuery, MemoryValidationError, MemoryWriteInput
+from recallstore.records import MAX_CONTENT_CHARS
+
+
+@pytest.mark.parametrize(
+    ("fields", "field_name"),
+    [
+        ({"scope": {}, "content": "   "}, "content"),
+        ({"scope": {}, "content": "x" * (MAX_CONTENT_CHARS + 1)}, "content"),
+        ({"scope": {}, "content": "x", "kind": "opinion"}, "kind"),
+        ({"scope": {"user": 42}, "content": "x"}, "scope"),
+        ({"scope": {"": "u1"}, "content": "x"}, "scope"),
+        ({"scope": {}, "content": "x", "tags": ["  "]}, "tags"),
+        ({"scope": {}, "content": "x", "expires_at": datetime(2030, 1, 1)}, "expires_at"),
+        ({"scope": {}, "content": "x", "colour": "red"}, "colour"),
+    ],
+)
+def test_invalid_write_input_names_the_field(fields: dict[str, object], field_name: str) -> None:
+    with pytest.raises(MemoryValidationError) as caught:
+        MemoryWriteInput(**fields)  # type: ignore[arg-type]
+    assert caught.value.field == field_name
+
+
+def test_scope_is_canonical_and_tags_are_normalised() -> None:
+    inp = MemoryWriteInput(
+        scope={"user": "u1", "tenant": "acme"}, content=" x ", tags=["b", " a", "b"]
+    )
+    assert list(inp.scope) == ["tenant", "user"]
+    assert inp.tags == ("a", "b")
+    assert inp.content == "x"
+
+
+@pytest.mark.parametrize("limit", [-1, 1001])
+def test_limit_out_of_range_is_refused(limit: int) -> None:
+    with pytest.raises(MemoryValidationError) as caught:
+        MemorySearchQuery(limit=limit)
+    assert caught.value.field == "limit"
+
+
+def test_timestamps_serialise_in_utc_with_microseconds() -> None:
+    moment = datetime(2026, 1, 2, 3, 4, 5, 60, tzinfo=UTC)
+    inp = MemoryWriteInput(scope={}, content="x", expires_at=moment)
+    assert inp.model_dump(mode="json")["expires_at"] == "2026-01-02T03:04:05.000060Z"
