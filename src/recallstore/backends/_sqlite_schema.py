@@ -1,0 +1,207 @@
+"""The SQLite backend's schema: the migration ladder and the checks made before opening.
+
+The schema version lives in ``PRAGMA user_version``. ``MIGRATIONS`` is append-only:
+a released step is never edited, a change is a new ``(version, statements)`` entry.
+Each applied version is also recorded in ``schema_migrations`` with its time.
+
+Nothing here writes to a file before its version has been read: a file from a newer
+release must come out of a failed open byte-for-byte unchanged.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Final
+
+import aiosqlite
+
+from recallstore.errors import StoreIncompatibleError, StoreUnavailableError
+from recallstore.records import format_timestamp
+from recallstore.store import utc_now
+
+__all__ = [
+    "DEFAULT_TOKENIZER",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "TOKENIZERS",
+    "check_location",
+    "migrate",
+    "probe_version",
+    "read_user_version",
+]
+
+TOKENIZERS: Final[dict[str, str]] = {
+    "porter": "porter unicode61 remove_diacritics 2",
+    "unicode61": "unicode61 remove_diacritics 2",
+}
+"""FTS5 tokenizer definitions the store may be created with, by short name."""
+
+DEFAULT_TOKENIZER: Final = "porter"
+"""Chosen on LoCoMo recall@10 measured through the store (see docs/benchmarks.md)."""
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+# Append-only. ``{tokenize}`` is replaced by a value from TOKENIZERS (never user text).
+MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
+    (
+        1,
+        (
+            """CREATE TABLE schema_migrations (
+                version INTEGER PRIMARY KEY,
+                applied_at TEXT NOT NULL
+            )""",
+            # seq is the FTS5 rowid; id is the public, opaque record id.
+            """CREATE TABLE memory_records (
+                seq INTEGER PRIMARY KEY,
+                id TEXT NOT NULL UNIQUE,
+                kind TEXT NOT NULL,
+                content TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                tags TEXT NOT NULL,
+                provenance TEXT,
+                target TEXT,
+                payload TEXT,
+                supports TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                updated_at TEXT NOT NULL,
+                invalid_at TEXT,
+                invalid_reason TEXT,
+                superseded_by TEXT,
+                expires_at TEXT
+            )""",
+            "CREATE INDEX memory_records_recency ON memory_records (created_at, id)",
+            # Scope and tags live in side tables so subset filters are index lookups.
+            """CREATE TABLE memory_scope (
+                record_seq INTEGER NOT NULL REFERENCES memory_records (seq) ON DELETE CASCADE,
+                key TEXT NOT NULL,
+                value TEXT NOT NULL,
+                PRIMARY KEY (record_seq, key)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX memory_scope_by_pair ON memory_scope (key, value, record_seq)",
+            """CREATE TABLE memory_tags (
+                record_seq INTEGER NOT NULL REFERENCES memory_records (seq) ON DELETE CASCADE,
+                tag TEXT NOT NULL,
+                PRIMARY KEY (record_seq, tag)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX memory_tags_by_tag ON memory_tags (tag, record_seq)",
+            # External content: the index holds no second copy of the text.
+            """CREATE VIRTUAL TABLE memory_fts USING fts5 (
+                content,
+                content = 'memory_records',
+                content_rowid = 'seq',
+                tokenize = '{tokenize}'
+            )""",
+            # Triggers keep the index in the same transaction as every row change.
+            """CREATE TRIGGER memory_records_fts_insert AFTER INSERT ON memory_records BEGIN
+                INSERT INTO memory_fts (rowid, content) VALUES (new.seq, new.content);
+            END""",
+            """CREATE TRIGGER memory_records_fts_delete AFTER DELETE ON memory_records BEGIN
+                INSERT INTO memory_fts (memory_fts, rowid, content)
+                VALUES ('delete', old.seq, old.content);
+            END""",
+            """CREATE TRIGGER memory_records_fts_update AFTER UPDATE OF content ON memory_records
+            BEGIN
+                INSERT INTO memory_fts (memory_fts, rowid, content)
+                VALUES ('delete', old.seq, old.content);
+                INSERT INTO memory_fts (rowid, content) VALUES (new.seq, new.content);
+            END""",
+        ),
+    ),
+)
+
+SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]
+"""The newest schema version this code can read and write."""
+
+_REQUIRED_TABLES = frozenset({"schema_migrations", "memory_records", "memory_fts"})
+
+
+def check_location(path: Path) -> None:
+    """Refuse, before SQLite touches anything, a path that cannot hold our database."""
+    target = str(path)
+    if not path.parent.is_dir():
+        raise StoreUnavailableError(target, f"the directory {str(path.parent)!r} does not exist")
+    if path.is_dir():
+        raise StoreUnavailableError(target, "the path is a directory, not a database file")
+    if not path.exists():
+        return
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(_SQLITE_MAGIC))
+    except OSError as exc:
+        raise StoreUnavailableError(target, f"cannot read the file: {exc.strerror}") from exc
+    if header and header != _SQLITE_MAGIC:
+        raise StoreUnavailableError(target, "the file is not a SQLite database")
+
+
+async def read_user_version(conn: aiosqlite.Connection) -> int:
+    """``PRAGMA user_version`` of the open database."""
+    async with conn.execute("PRAGMA user_version") as cursor:
+        row = await cursor.fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+async def _table_names(conn: aiosqlite.Connection) -> set[str]:
+    async with conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'") as cursor:
+        return {str(row[0]) for row in await cursor.fetchall()}
+
+
+def _check_ours(target: str, version: int, tables: set[str]) -> None:
+    if version > SCHEMA_VERSION:
+        raise StoreIncompatibleError(target, version, SCHEMA_VERSION)
+    if version == 0 and tables:
+        raise StoreUnavailableError(
+            target,
+            "the database holds another application's tables; recallstore needs its own file",
+        )
+    if version > 0 and not _REQUIRED_TABLES <= tables:
+        raise StoreUnavailableError(
+            target, f"the database (user_version {version}) is not a recallstore database"
+        )
+
+
+async def probe_version(path: Path) -> None:
+    """Read an existing file's version over a read-only connection; refuse what we can't use.
+
+    A read-only connection cannot write the header or checkpoint on close, so a refused
+    file is left exactly as it was.
+    """
+    target = str(path)
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        async with aiosqlite.connect(uri, uri=True, isolation_level=None) as conn:
+            version = await read_user_version(conn)
+            tables = await _table_names(conn)
+    except sqlite3.Error as exc:
+        raise StoreUnavailableError(target, f"cannot read the database: {exc}") from exc
+    _check_ours(target, version, tables)
+
+
+async def migrate(conn: aiosqlite.Connection, target: str, tokenizer: str) -> int:
+    """Bring the database up to SCHEMA_VERSION in one transaction; return the old version."""
+    current = await read_user_version(conn)
+    if current == SCHEMA_VERSION:
+        return current
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Re-read under the write lock: another process may have migrated meanwhile.
+        current = await read_user_version(conn)
+        _check_ours(target, current, await _table_names(conn))
+        for version, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            for statement in statements:
+                await conn.execute(statement.format(tokenize=TOKENIZERS[tokenizer]))
+            await conn.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                (version, format_timestamp(utc_now())),
+            )
+        # PRAGMA takes no parameters; SCHEMA_VERSION is an int constant.
+        await conn.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
+        await conn.execute("COMMIT")
+    except BaseException:
+        await conn.execute("ROLLBACK")
+        raise
+    return current

@@ -1,0 +1,147 @@
+"""What the lens reads from a store: scope filters from query strings, supersede chains.
+
+Pure recallstore code (no web framework), so it is tested without a server.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from recallstore.errors import MemoryValidationError
+from recallstore.records import MAX_LIMIT, MemoryRecord, MemorySearchQuery
+from recallstore.store import MemoryStore
+
+__all__ = [
+    "MAX_CHAIN_STEPS",
+    "ChainLink",
+    "RecordStatus",
+    "SupersedeChain",
+    "format_scope",
+    "parse_scope",
+    "record_status",
+    "supersede_chain",
+]
+
+MAX_CHAIN_STEPS = 50
+"""How many links the record page follows in each direction before it stops."""
+
+RecordStatus = Literal["valid", "superseded", "invalidated", "expired"]
+
+# A comma separates two pairs only when what follows looks like another ``key=``, so a
+# value such as ``note=a,b`` survives intact.
+_PAIR_SEPARATOR = re.compile(r",\s*(?=[^=,]+=)")
+
+
+def parse_scope(values: Sequence[str]) -> dict[str, str]:
+    """The scope filter named by ``scope`` query values.
+
+    Each value is ``key=value``; one value may hold several pairs separated by commas
+    (``tenant=acme, user=u_42``), which is what the page's text field sends. Blank
+    values are ignored. A pair without ``=`` or with an empty key raises
+    :class:`MemoryValidationError` on field ``scope``.
+    """
+    scope: dict[str, str] = {}
+    for value in values:
+        for pair in _PAIR_SEPARATOR.split(value.strip()):
+            pair = pair.strip()
+            if not pair:
+                continue
+            key, separator, part = pair.partition("=")
+            if not separator or not key.strip():
+                raise MemoryValidationError("scope", f"expected key=value, got {pair!r}", pair)
+            scope[key.strip()] = part.strip()
+    return scope
+
+
+def format_scope(scope: Mapping[str, str]) -> str:
+    """The text-field form of ``scope``: ``key=value`` pairs joined by ``", "``."""
+    return ", ".join(f"{key}={value}" for key, value in scope.items())
+
+
+def record_status(record: MemoryRecord, now: datetime) -> RecordStatus:
+    """One word for where a record stands: superseded and invalidated win over expired."""
+    if record.superseded_by is not None:
+        return "superseded"
+    if record.invalid_at is not None:
+        return "invalidated"
+    if record.is_expired(now):
+        return "expired"
+    return "valid"
+
+
+@dataclass(frozen=True, slots=True)
+class ChainLink:
+    """One record of a supersede chain; ``record`` is None when it was deleted."""
+
+    id: str
+    record: MemoryRecord | None
+
+
+@dataclass(frozen=True, slots=True)
+class SupersedeChain:
+    """A record's corrections, oldest first: what it replaced, itself, what replaced it."""
+
+    older: tuple[ChainLink, ...]
+    current: MemoryRecord
+    newer: tuple[ChainLink, ...]
+
+    @property
+    def links(self) -> tuple[ChainLink, ...]:
+        """The whole chain, oldest first, the current record included."""
+        return (*self.older, ChainLink(self.current.id, self.current), *self.newer)
+
+    @property
+    def is_single(self) -> bool:
+        """True when the record never superseded anything and was never superseded."""
+        return not self.older and not self.newer
+
+
+async def supersede_chain(store: MemoryStore, record: MemoryRecord) -> SupersedeChain:
+    """Walk ``record``'s supersede chain both ways, at most :data:`MAX_CHAIN_STEPS` each.
+
+    Forward links come from ``superseded_by``. The protocol stores no backward link,
+    so predecessors are found among the newest :data:`~recallstore.records.MAX_LIMIT`
+    records of the record's scope, invalidated and expired included.
+    """
+    seen = {record.id}
+    newer: list[ChainLink] = []
+    current = record
+    while current.superseded_by is not None and len(newer) < MAX_CHAIN_STEPS:
+        next_id = current.superseded_by
+        if next_id in seen:
+            break
+        seen.add(next_id)
+        successor = await store.get(next_id)
+        newer.append(ChainLink(next_id, successor))
+        if successor is None:
+            break
+        current = successor
+
+    listing = await store.search(
+        MemorySearchQuery(
+            scope=record.scope,
+            include_invalidated=True,
+            include_expired=True,
+            limit=MAX_LIMIT,
+        )
+    )
+    predecessor_of = {
+        hit.record.superseded_by: hit.record
+        for hit in listing
+        if hit.record.superseded_by is not None
+    }
+    older: list[ChainLink] = []
+    current = record
+    while current.id in predecessor_of and len(older) < MAX_CHAIN_STEPS:
+        predecessor = predecessor_of[current.id]
+        if predecessor.id in seen:
+            break
+        seen.add(predecessor.id)
+        older.append(ChainLink(predecessor.id, predecessor))
+        current = predecessor
+    older.reverse()
+    return SupersedeChain(older=tuple(older), current=record, newer=tuple(newer))
