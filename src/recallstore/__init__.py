@@ -1,10 +1,13 @@
 """recallstore: cross-session memory for LLM agents.
 
 Scoped per tenant and user, invalidated instead of overwritten, local-first on a
-bundled SQLite FTS5 store, and observable.
+bundled SQLite FTS5 store, and observable over SSE and OpenTelemetry.
 """
 
 from recallstore.backends.memory import InMemoryMemoryStore
+from recallstore.backends.postgres import PostgresMemoryStore
+from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.capability import MemoryCapability, MemoryInstance
 from recallstore.context import CallContext, call_context, current_call_context
 from recallstore.errors import (
     ConfigurationError,
@@ -16,6 +19,10 @@ from recallstore.errors import (
     StoreIncompatibleError,
     StoreUnavailableError,
 )
+from recallstore.events import EVENT_TYPES, EventBus, MemoryEvent, ObservedMemoryStore
+from recallstore.load import load_memory_store
+from recallstore.prompt import Awareness, Manual, RenderContext
+from recallstore.recall import Recall, RecallObserver, assemble_recall
 from recallstore.records import (
     DEFAULT_LIMIT,
     MAX_CONTENT_CHARS,
@@ -30,20 +37,38 @@ from recallstore.records import (
     MemoryWriteInput,
     Provenance,
 )
+from recallstore.scripted import Reply, ScriptedConversation, ScriptedModel, ToolCall
 from recallstore.store import MemoryStore
+from recallstore.toolbox import MemoryToolbox
+from recallstore.tools import (
+    Tool,
+    ToolArguments,
+    ToolFailure,
+    ToolResult,
+    anthropic_tool,
+    mcp_tool,
+    openai_tool,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_LIMIT",
+    "EVENT_TYPES",
     "MAX_CONTENT_CHARS",
     "MAX_LIMIT",
     "MEMORY_KINDS",
+    "Awareness",
     "CallContext",
     "ConfigurationError",
+    "EventBus",
     "InMemoryMemoryStore",
+    "Manual",
+    "MemoryCapability",
     "MemoryConflictError",
+    "MemoryEvent",
     "MemoryHit",
+    "MemoryInstance",
     "MemoryKind",
     "MemoryNotFoundError",
     "MemoryRecord",
@@ -51,14 +76,34 @@ __all__ = [
     "MemoryStore",
     "MemoryStoreCapabilities",
     "MemoryTarget",
+    "MemoryToolbox",
     "MemoryValidationError",
     "MemoryWriteInput",
     "MissingDependencyError",
+    "ObservedMemoryStore",
+    "PostgresMemoryStore",
     "Provenance",
+    "Recall",
+    "RecallObserver",
     "RecallstoreError",
+    "RenderContext",
+    "Reply",
+    "ScriptedConversation",
+    "ScriptedModel",
+    "SqliteMemoryStore",
     "StoreIncompatibleError",
     "StoreUnavailableError",
+    "Tool",
+    "ToolArguments",
+    "ToolCall",
+    "ToolFailure",
+    "ToolResult",
     "__version__",
+    "anthropic_tool",
+    "assemble_recall",
     "call_context",
     "current_call_context",
+    "load_memory_store",
+    "mcp_tool",
+    "openai_tool",
 ]

@@ -73,7 +73,12 @@ def format_timestamp(moment: datetime) -> str:
 
 def _to_validation_error(exc: ValidationError) -> MemoryValidationError:
     first = exc.errors(include_url=False)[0]
-    field = ".".join(str(part) for part in first["loc"]) or exc.title
+    path = [str(part) for part in first["loc"]]
+    # pydantic runs our __init__ for nested models and wraps what it raises: unwrap it.
+    nested = first.get("ctx", {}).get("error")
+    if isinstance(nested, MemoryValidationError):
+        return MemoryValidationError(".".join([*path, nested.field]), nested.message, nested.value)
+    field = ".".join(path) or exc.title
     message = first["msg"].removeprefix("Value error, ")
     return MemoryValidationError(field, message, first.get("input"))
 

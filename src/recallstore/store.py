@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
+from recallstore.errors import MemoryValidationError
 from recallstore.records import (
     MemoryHit,
     MemoryRecord,
@@ -19,10 +20,14 @@ from recallstore.records import (
 )
 
 __all__ = [
+    "EXPORT_EXTENSION",
+    "IMPORT_EXTENSION",
     "Clock",
     "MemoryStore",
     "MonotonicClock",
+    "check_import_batch",
     "new_record_id",
+    "newest_timestamp",
     "record_from_input",
     "scope_matches",
     "utc_now",
@@ -147,3 +152,43 @@ def record_from_input(inp: MemoryWriteInput, *, record_id: str, now: datetime) -
     return MemoryRecord.model_validate(
         {**fields, "id": record_id, "created_at": now, "updated_at": now}
     )
+
+
+IMPORT_EXTENSION = "import"
+"""``capabilities().extensions`` name of stores with ``import_records`` (exact inserts)."""
+EXPORT_EXTENSION = "export"
+"""``capabilities().extensions`` name of stores with ``export_records`` (full streaming)."""
+
+
+def check_import_batch(records: Sequence[MemoryRecord]) -> None:
+    """Refuse an import batch that no store could hold consistently (before any I/O).
+
+    Duplicate ids, a superseded record without ``invalid_at`` and ``updated_at`` before
+    ``created_at`` raise :class:`MemoryValidationError` naming ``records[i]``.
+    """
+    seen: set[str] = set()
+    for index, record in enumerate(records):
+        if record.id in seen:
+            raise MemoryValidationError(
+                f"records[{index}].id", "duplicate id in the batch", record.id
+            )
+        seen.add(record.id)
+        if record.superseded_by is not None and record.invalid_at is None:
+            raise MemoryValidationError(
+                f"records[{index}].invalid_at", "a superseded record must have invalid_at"
+            )
+        if record.updated_at < record.created_at:
+            raise MemoryValidationError(
+                f"records[{index}].updated_at", "updated_at is before created_at", record.updated_at
+            )
+
+
+def newest_timestamp(records: Sequence[MemoryRecord]) -> datetime | None:
+    """The latest created/updated/invalid time in ``records``, for ``MonotonicClock.observe``."""
+    moments = [
+        moment
+        for record in records
+        for moment in (record.created_at, record.updated_at, record.invalid_at)
+        if moment is not None
+    ]
+    return max(moments, default=None)

@@ -47,3 +47,17 @@ def test_timestamps_serialise_in_utc_with_microseconds() -> None:
     moment = datetime(2026, 1, 2, 3, 4, 5, 60, tzinfo=UTC)
     inp = MemoryWriteInput(scope={}, content="x", expires_at=moment)
     assert inp.model_dump(mode="json")["expires_at"] == "2026-01-02T03:04:05.000060Z"
+
+
+def test_model_validate_names_the_field_like_the_constructor() -> None:
+    with pytest.raises(MemoryValidationError) as caught:
+        MemoryWriteInput.model_validate({"scope": {}, "content": "   "})
+    assert caught.value.field == "content"
+
+
+def test_nested_model_errors_carry_the_full_path() -> None:
+    with pytest.raises(MemoryValidationError) as caught:
+        MemoryWriteInput.model_validate(
+            {"scope": {}, "content": "x", "provenance": {"conversation_id": "c" * 1000}}
+        )
+    assert caught.value.field == "provenance.conversation_id"

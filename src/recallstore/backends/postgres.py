@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
@@ -33,7 +33,17 @@ from recallstore.records import (
     MemoryStoreCapabilities,
     MemoryWriteInput,
 )
-from recallstore.store import Clock, MonotonicClock, new_record_id, record_from_input, utc_now
+from recallstore.store import (
+    EXPORT_EXTENSION,
+    IMPORT_EXTENSION,
+    Clock,
+    MonotonicClock,
+    check_import_batch,
+    new_record_id,
+    newest_timestamp,
+    record_from_input,
+    utc_now,
+)
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -41,6 +51,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
 
+_EXPORT_PAGE = 500
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
 
@@ -133,6 +144,11 @@ class PostgresMemoryStore:
         self._now = clock
         self._pool_size = (min_connections, max_connections)
         self._pool: AsyncConnectionPool[Any] | None = None
+        self._insert_sql = (
+            f"INSERT INTO {self._table} ({_COLUMNS}, search_text) VALUES "
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+            f"to_tsvector({self._config}, %s))"
+        )
 
     async def __aenter__(self) -> Self:
         await self.open()
@@ -244,13 +260,66 @@ class PostgresMemoryStore:
             return row
 
     def capabilities(self) -> MemoryStoreCapabilities:
-        """Keyword search (stemmed, rarity-weighted), durable."""
-        return MemoryStoreCapabilities(search="keyword", durable=True)
+        """Keyword search (stemmed, rarity-weighted), durable, import and export."""
+        return MemoryStoreCapabilities(
+            search="keyword",
+            durable=True,
+            extensions=frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION}),
+        )
+
+    async def import_records(self, records: Sequence[MemoryRecord]) -> int:
+        """Insert records exactly as given, atomically; identical existing ones are skipped."""
+        check_import_batch(records)
+        if not records:
+            return 0
+        async with self._require_pool().connection() as conn, conn.transaction():
+            cursor = await conn.execute(
+                f"SELECT {_COLUMNS} FROM {self._table} WHERE id = ANY(%s) FOR UPDATE",
+                ([record.id for record in records],),
+            )
+            existing = {row[0]: _record(row) for row in await cursor.fetchall()}
+            fresh = []
+            for record in records:
+                stored = existing.get(record.id)
+                if stored is None:
+                    fresh.append(record)
+                elif stored != record:
+                    raise MemoryConflictError(
+                        record.id, "a different record with this id already exists"
+                    )
+            async with conn.cursor() as insert:
+                await insert.executemany(self._insert_sql, [_row_params(r) for r in fresh])
+        newest = newest_timestamp(records)
+        if newest is not None:
+            self._clock.observe(newest)
+        return len(fresh)
+
+    async def export_records(
+        self, scope: Mapping[str, str] | None = None
+    ) -> AsyncIterator[MemoryRecord]:
+        """Every record whose scope contains ``scope``, oldest first, from one snapshot."""
+        from psycopg.types.json import Jsonb
+
+        scope_filter = MemorySearchQuery(scope=dict(scope or {})).scope
+        async with self._require_pool().connection() as conn, conn.transaction():
+            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            after: tuple[Any, str] | None = None
+            while True:
+                keyset = "" if after is None else "AND (created_at, id) > (%s, %s)"
+                cursor = await conn.execute(
+                    f"SELECT {_COLUMNS} FROM {self._table} WHERE scope @> %s {keyset} "
+                    "ORDER BY created_at, id LIMIT %s",
+                    [Jsonb(scope_filter), *(after or ()), _EXPORT_PAGE],
+                )
+                rows = await cursor.fetchall()
+                for row in rows:
+                    yield _record(row)
+                if len(rows) < _EXPORT_PAGE:
+                    return
+                after = (rows[-1][6], rows[-1][0])
 
     async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
         """Write all inputs in one transaction, applying ``supersedes`` in it (S1, S3)."""
-        from psycopg.types.json import Jsonb
-
         if not inputs:
             return []
         targets = [inp.supersedes for inp in inputs if inp.supersedes is not None]
@@ -275,27 +344,7 @@ class PostgresMemoryStore:
             for inp in inputs:
                 now = self._clock()
                 record = record_from_input(inp, record_id=new_record_id(), now=now)
-                data = record.model_dump(mode="json")
-                await conn.execute(
-                    f"INSERT INTO {self._table} ({_COLUMNS}, search_text) VALUES "
-                    "(%s, %s, %s, %s, %s, %s, %s, %s, NULL, NULL, NULL, %s, %s, %s, %s, "
-                    f"to_tsvector({self._config}, %s))",
-                    (
-                        record.id,
-                        Jsonb(record.scope),
-                        record.kind,
-                        record.content,
-                        list(record.tags),
-                        None if record.provenance is None else Jsonb(data["provenance"]),
-                        record.created_at,
-                        record.updated_at,
-                        record.expires_at,
-                        None if record.target is None else Jsonb(data["target"]),
-                        None if record.payload is None else Jsonb(record.payload),
-                        Jsonb(data["supports"]),
-                        _index_text(record.content),
-                    ),
-                )
+                await conn.execute(self._insert_sql, _row_params(record))
                 if inp.supersedes is not None:
                     await conn.execute(
                         f"UPDATE {self._table} SET invalid_at = %s, superseded_by = %s, "
@@ -407,6 +456,30 @@ class PostgresMemoryStore:
             operand: math.log(1 + (total - int(containing) + 0.5) / (int(containing) + 0.5))
             for operand, containing in zip(operands, row[1:], strict=True)
         }
+
+
+def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
+    from psycopg.types.json import Jsonb
+
+    data = record.model_dump(mode="json")
+    return (
+        record.id,
+        Jsonb(record.scope),
+        record.kind,
+        record.content,
+        list(record.tags),
+        None if record.provenance is None else Jsonb(data["provenance"]),
+        record.created_at,
+        record.updated_at,
+        record.invalid_at,
+        record.invalid_reason,
+        record.superseded_by,
+        record.expires_at,
+        None if record.target is None else Jsonb(data["target"]),
+        None if record.payload is None else Jsonb(record.payload),
+        Jsonb(data["supports"]),
+        _index_text(record.content),
+    )
 
 
 def _record(row: Sequence[Any]) -> MemoryRecord:
