@@ -59,6 +59,27 @@ MAX_TOOL_LIMIT = 50
 _MAX_ID_CHARS = 128
 
 _Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]
+_Kinds = Annotated[
+    list[MemoryKind] | None,
+    Field(description="Only memories of these kinds. Default: null (every kind)."),
+]
+_Tags = Annotated[
+    list[_Tag] | None,
+    Field(
+        max_length=MAX_TOOL_TAGS,
+        description="Only memories carrying every one of these tags. Default: null (no filter).",
+    ),
+]
+_Limit = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=MAX_TOOL_LIMIT,
+        description=(
+            f"Most memories to return, 1 to {MAX_TOOL_LIMIT}. Default: {DEFAULT_TOOL_LIMIT}."
+        ),
+    ),
+]
 
 
 class MemoryView(BaseModel):
@@ -85,7 +106,7 @@ class MemoryView(BaseModel):
 
 
 class SaveArguments(ToolArguments):
-    """Arguments of ``memory_save``."""
+    """Arguments of memory_save."""
 
     content: str = Field(
         min_length=1,
@@ -123,41 +144,28 @@ class SaveArguments(ToolArguments):
 
 
 class SearchArguments(ToolArguments):
-    """Arguments of ``memory_search``."""
+    """Arguments of memory_search."""
 
     query: str = Field(
         min_length=1,
         max_length=MAX_TOOL_QUERY_CHARS,
         description=f"Words to look for in saved memories. At most {MAX_TOOL_QUERY_CHARS} chars.",
     )
-    kinds: list[MemoryKind] | None = Field(
-        default=None, description="Only memories of these kinds. Default: null (every kind)."
-    )
-    tags: list[_Tag] | None = Field(
-        default=None,
-        max_length=MAX_TOOL_TAGS,
-        description="Only memories carrying every one of these tags. Default: null (no filter).",
-    )
-    limit: int = Field(
-        default=DEFAULT_TOOL_LIMIT,
-        ge=1,
-        le=MAX_TOOL_LIMIT,
-        description=(
-            f"Most memories to return, 1 to {MAX_TOOL_LIMIT}. Default: {DEFAULT_TOOL_LIMIT}."
-        ),
-    )
+    kinds: _Kinds = None
+    tags: _Tags = None
+    limit: _Limit = DEFAULT_TOOL_LIMIT
 
 
 class ListArguments(ToolArguments):
-    """Arguments of ``memory_list``."""
+    """Arguments of memory_list."""
 
-    kinds: list[MemoryKind] | None = SearchArguments.model_fields["kinds"]
-    tags: list[_Tag] | None = SearchArguments.model_fields["tags"]
-    limit: int = SearchArguments.model_fields["limit"]
+    kinds: _Kinds = None
+    tags: _Tags = None
+    limit: _Limit = DEFAULT_TOOL_LIMIT
 
 
 class InvalidateArguments(ToolArguments):
-    """Arguments of ``memory_invalidate``."""
+    """Arguments of memory_invalidate."""
 
     id: str = Field(
         min_length=1, max_length=_MAX_ID_CHARS, description="The id of the memory to invalidate."
@@ -172,21 +180,21 @@ class InvalidateArguments(ToolArguments):
 
 
 class SaveResult(ToolResult):
-    """``memory_save`` succeeded."""
+    """What memory_save returns: the saved memory and the id it superseded, if any."""
 
     memory: MemoryView
     superseded_id: str | None = None
 
 
 class MemoriesResult(ToolResult):
-    """``memory_search`` / ``memory_list`` results, best or newest first."""
+    """What memory_search (best first) and memory_list (newest first) return."""
 
     count: int
     memories: list[MemoryView]
 
 
 class InvalidateResult(ToolResult):
-    """``memory_invalidate`` succeeded (also when the memory was already invalid)."""
+    """What memory_invalidate returns (also when the memory was already invalid)."""
 
     id: str
     invalidated: Literal[True] = True
@@ -224,7 +232,7 @@ class MemoryToolbox:
                 "an unscoped toolbox would expose every user's memories"
             )
         # Validates and canonicalises the scope once, at the edge.
-        self.scope: dict[str, str] = MemorySearchQuery(scope=dict(scope)).scope
+        self._scope: dict[str, str] = MemorySearchQuery(scope=dict(scope)).scope
         self.provenance = Provenance(conversation_id=conversation_id, run_id=run_id, author=author)
         self._store = store
         self.tools: tuple[Tool[Any, Any], ...] = (
@@ -284,6 +292,11 @@ class MemoryToolbox:
         )
         self._by_name = {tool.name: tool for tool in self.tools}
 
+    @property
+    def scope(self) -> dict[str, str]:
+        """The scope every tool call is bound to (a copy: it cannot be changed)."""
+        return dict(self._scope)
+
     async def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
         """Run tool ``name`` with the model's ``arguments``; a JSON-ready result or error result.
 
@@ -316,7 +329,7 @@ class MemoryToolbox:
         """The standing instruction telling the model it has memory and how to curate it."""
         from recallstore.prompt import Manual
 
-        return Manual.render()
+        return Manual.render(tool.name for tool in self.tools)
 
     def _context(self) -> Any:
         return call_context(
@@ -326,7 +339,7 @@ class MemoryToolbox:
     async def _get_in_scope(self, record_id: str, field: str) -> MemoryRecord:
         with self._context():
             record = await self._store.get(record_id)
-        if record is None or not scope_matches(record.scope, self.scope):
+        if record is None or not scope_matches(record.scope, self._scope):
             raise _not_found(record_id, field)
         return record
 
@@ -342,7 +355,7 @@ class MemoryToolbox:
                 )
         try:
             entry = MemoryWriteInput(
-                scope=self.scope,
+                scope=self._scope,
                 kind=args.kind,
                 content=args.content,
                 tags=tuple(args.tags),
@@ -376,7 +389,7 @@ class MemoryToolbox:
         try:
             search = MemorySearchQuery(
                 query=query,
-                scope=self.scope,
+                scope=self._scope,
                 kinds=None if kinds is None else tuple(kinds),
                 tags=None if tags is None else tuple(tags),
                 limit=limit,

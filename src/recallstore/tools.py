@@ -166,11 +166,14 @@ class Tool(Generic[ArgsT, ResultT]):
 
     def input_schema(self) -> dict[str, Any]:
         """The argument model's JSON schema (defaults and length caps included)."""
-        return _clean_schema(self.arguments.model_json_schema())
+        schema = _clean_schema(self.arguments.model_json_schema())
+        # The model's docstring is for developers; the tool description speaks to the model.
+        schema.pop("description", None)
+        return schema
 
     def output_schema(self) -> dict[str, Any]:
         """The success result's JSON schema."""
-        return _clean_schema(self.result.model_json_schema())
+        return _clean_schema(self.result.model_json_schema(mode="serialization"))
 
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -17,9 +17,11 @@ from recallstore.store import MemoryStore
 
 __all__ = [
     "MAX_CHAIN_STEPS",
+    "MAX_REASON_CHARS",
     "ChainLink",
     "RecordStatus",
     "SupersedeChain",
+    "check_reason",
     "format_scope",
     "parse_scope",
     "record_status",
@@ -28,6 +30,9 @@ __all__ = [
 
 MAX_CHAIN_STEPS = 50
 """How many links the record page follows in each direction before it stops."""
+
+MAX_REASON_CHARS = 1_000
+"""Longest invalidation reason the lens accepts."""
 
 RecordStatus = Literal["valid", "superseded", "invalidated", "expired"]
 
@@ -55,6 +60,26 @@ def parse_scope(values: Sequence[str]) -> dict[str, str]:
                 raise MemoryValidationError("scope", f"expected key=value, got {pair!r}", pair)
             scope[key.strip()] = part.strip()
     return scope
+
+
+def check_reason(reason: object) -> str | None:
+    """An invalidation reason as given, stripped; None when blank or absent.
+
+    Raises :class:`MemoryValidationError` on field ``reason`` for a non-string, a NUL
+    character, or more than :data:`MAX_REASON_CHARS` characters.
+    """
+    if reason is None:
+        return None
+    if not isinstance(reason, str):
+        raise MemoryValidationError("reason", "must be a string or null", reason)
+    reason = reason.strip()
+    if "\x00" in reason:
+        raise MemoryValidationError("reason", "must not contain NUL characters", reason)
+    if len(reason) > MAX_REASON_CHARS:
+        raise MemoryValidationError(
+            "reason", f"is {len(reason)} characters; the maximum is {MAX_REASON_CHARS}", reason
+        )
+    return reason or None
 
 
 def format_scope(scope: Mapping[str, str]) -> str:

@@ -1,0 +1,145 @@
+"""``MemoryCapability``: memory composed into an agent's per-conversation instantiate hook.
+
+Configure it once with a store and the session-scope fields that partition memory;
+call :meth:`MemoryCapability.instantiate` when a conversation starts to get that
+conversation's toolbox and recall, bound to its scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from recallstore.errors import ConfigurationError
+from recallstore.prompt import Awareness, Manual, RenderContext
+from recallstore.recall import (
+    DEFAULT_BUDGET_CHARS,
+    DEFAULT_PROFILE_LIMIT,
+    DEFAULT_RECALL_LIMIT,
+    Recall,
+    assemble_recall,
+)
+from recallstore.store import MemoryStore
+from recallstore.toolbox import MemoryToolbox
+
+__all__ = ["MemoryCapability", "MemoryInstance"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryInstance:
+    """One conversation's memory: its scoped toolbox, its recall and the rendered block."""
+
+    scope: dict[str, str]
+    conversation_id: str
+    run_id: str | None
+    toolbox: MemoryToolbox
+    recall: Recall
+    recall_block: str | None
+    """The recall block for the system prompt; None when nothing was recalled."""
+
+    @property
+    def manual(self) -> str:
+        """The standing memory instruction for the system prompt."""
+        return Manual.render(tool.name for tool in self.toolbox.tools)
+
+    @property
+    def instructions(self) -> str:
+        """The manual followed by the recall block (when there is one), ready for a prompt."""
+        if self.recall_block is None:
+            return self.manual
+        return f"{self.manual}\n\n{self.recall_block}"
+
+
+class MemoryCapability:
+    """Memory for an agent, instantiated per conversation.
+
+    ``scope_fields`` names the session-scope fields that form the memory scope, e.g.
+    ``("tenant", "user")``; other session fields are ignored. A session missing any of
+    them is refused with :class:`~recallstore.errors.ConfigurationError` — never an
+    unscoped toolbox.
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        scope_fields: Sequence[str],
+        budget_chars: int = DEFAULT_BUDGET_CHARS,
+        recall_limit: int = DEFAULT_RECALL_LIMIT,
+        profile_limit: int = DEFAULT_PROFILE_LIMIT,
+        author: str | None = None,
+    ) -> None:
+        if isinstance(scope_fields, str):
+            raise ConfigurationError(
+                f"scope_fields must be a sequence of field names, not the string {scope_fields!r}"
+            )
+        fields = tuple(scope_fields)
+        if not fields:
+            raise ConfigurationError("scope_fields must name at least one session-scope field")
+        bad = [f for f in fields if not isinstance(f, str) or not f.strip()]
+        if bad:
+            raise ConfigurationError(f"scope_fields must be non-empty strings, got {bad!r}")
+        if len(set(fields)) != len(fields):
+            raise ConfigurationError(f"scope_fields has duplicates: {list(fields)!r}")
+        if budget_chars < 0 or recall_limit < 0 or profile_limit < 0:
+            raise ConfigurationError(
+                "budget_chars, recall_limit and profile_limit must be >= 0, got "
+                f"{budget_chars}, {recall_limit}, {profile_limit}"
+            )
+        self.store = store
+        self.scope_fields = fields
+        self.budget_chars = budget_chars
+        self.recall_limit = recall_limit
+        self.profile_limit = profile_limit
+        self.author = author
+
+    def scope_for(self, session_scope: Mapping[str, str]) -> dict[str, str]:
+        """The memory scope of a session; raises ConfigurationError naming missing fields."""
+        missing = [
+            field
+            for field in self.scope_fields
+            if not isinstance(session_scope.get(field), str) or not session_scope[field].strip()
+        ]
+        if missing:
+            raise ConfigurationError(
+                f"session scope is missing memory scope field(s) {missing!r} "
+                f"(required: {list(self.scope_fields)!r}, got keys: {sorted(session_scope)!r}); "
+                "refusing to build an unscoped memory toolbox"
+            )
+        return {field: session_scope[field] for field in self.scope_fields}
+
+    async def instantiate(
+        self,
+        session_scope: Mapping[str, str],
+        *,
+        conversation_id: str,
+        first_user_text: str,
+        run_id: str | None = None,
+    ) -> MemoryInstance:
+        """The toolbox and turn-1 recall for one conversation of a session."""
+        scope = self.scope_for(session_scope)
+        toolbox = MemoryToolbox(
+            self.store,
+            scope,
+            conversation_id=conversation_id,
+            run_id=run_id,
+            author=self.author,
+        )
+        recall = await assemble_recall(
+            self.store,
+            scope,
+            first_user_text,
+            budget_chars=self.budget_chars,
+            limit=self.recall_limit,
+            profile_limit=self.profile_limit,
+            conversation_id=conversation_id,
+            run_id=run_id,
+        )
+        return MemoryInstance(
+            scope=toolbox.scope,
+            conversation_id=conversation_id,
+            run_id=run_id,
+            toolbox=toolbox,
+            recall=recall,
+            recall_block=Awareness.from_recall(RenderContext(recall=recall)),
+        )

@@ -1,0 +1,418 @@
+"""The lens's HTML pages: live feed, records browser, record page, recall preview.
+
+Every page is a jinja2 template rendered with autoescaping on: memory content is
+untrusted text and must reach the browser as text, never as markup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+import jinja2
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+
+from recallstore.context import call_context
+from recallstore.dashboard._queries import (
+    MAX_REASON_CHARS,
+    check_reason,
+    format_scope,
+    parse_scope,
+    record_status,
+    supersede_chain,
+)
+from recallstore.errors import MemoryNotFoundError, MemoryValidationError
+from recallstore.events import EventBus
+from recallstore.prompt import Awareness, RenderContext
+from recallstore.recall import DEFAULT_BUDGET_CHARS, Recall, assemble_recall
+from recallstore.records import (
+    MAX_CONTENT_CHARS,
+    MAX_LIMIT,
+    MEMORY_KINDS,
+    MemoryHit,
+    MemorySearchQuery,
+)
+from recallstore.store import MemoryStore, utc_now
+
+__all__ = ["DASHBOARD_RUN_ID", "Lens", "search_from_params"]
+
+DASHBOARD_RUN_ID = "dashboard"
+"""The run id the lens's own store calls carry, so they are told apart in the feed."""
+
+_DEFAULT_PAGE_LIMIT = 50
+_MAX_FORM_BYTES = 64_000
+_MAX_BUDGET_CHARS = 1_000_000
+_SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+        "img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+
+def _templates() -> jinja2.Environment:
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("recallstore.dashboard", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters["ts"] = lambda moment: moment.astimezone(UTC).strftime(
+        "%Y-%m-%d %H:%M:%S UTC"
+    )
+    environment.filters["iso"] = lambda moment: moment.astimezone(UTC).isoformat()
+    return environment
+
+
+def _int_param(params: Mapping[str, str], name: str, default: int, maximum: int) -> int:
+    text = params.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise MemoryValidationError(name, f"must be a whole number, got {text!r}", text) from None
+    if not 0 <= value <= maximum:
+        raise MemoryValidationError(name, f"must be between 0 and {maximum}, got {value}", value)
+    return value
+
+
+def search_from_params(request: Request, *, default_limit: int) -> MemorySearchQuery:
+    """The search a records page or API call asks for through its query string.
+
+    ``scope`` (repeatable, ``key=value``), ``q``, ``kind`` (repeatable), ``tag``
+    (repeatable), ``invalidated=1``, ``expired=1``, ``limit``. Bad values raise
+    :class:`MemoryValidationError` naming the parameter.
+    """
+    params = request.query_params
+    kinds = params.getlist("kind")
+    tags = params.getlist("tag")
+    return MemorySearchQuery(
+        query=params.get("q") or None,
+        scope=parse_scope(params.getlist("scope")),
+        kinds=tuple(kinds) if kinds else None,  # each checked against MemoryKind by the model
+        tags=tuple(tags) if tags else None,
+        limit=_int_param(params, "limit", default_limit, MAX_LIMIT),
+        include_invalidated=params.get("invalidated") == "1",
+        include_expired=params.get("expired") == "1",
+    )
+
+
+async def _read_form(request: Request) -> dict[str, str]:
+    """A small urlencoded form body (python-multipart is not needed for that)."""
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > _MAX_FORM_BYTES:
+            raise MemoryValidationError("body", f"the form is over {_MAX_FORM_BYTES} bytes")
+    if not body:
+        return {}
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != "application/x-www-form-urlencoded":
+        raise MemoryValidationError("body", "expected an HTML form", content_type)
+    try:
+        return dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
+    except UnicodeDecodeError:
+        raise MemoryValidationError("body", "the form is not UTF-8") from None
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    field: str
+    message: str
+
+    @classmethod
+    def of(cls, error: MemoryValidationError) -> _Problem:
+        return cls(error.field, error.message)
+
+
+class Lens:
+    """The pages, bound to one store: the handlers the app routes to.
+
+    ``store`` is the observed store: searches and recall previews asked for on a page
+    go through it and show in the feed (as run ``dashboard``). ``quiet_store`` is the
+    store underneath, for the lens's own bookkeeping reads (a record page and its
+    chain walk), which would only be noise in the feed.
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        quiet_store: MemoryStore,
+        bus: EventBus,
+        event_types: Sequence[str],
+        store_label: str,
+        replay: int,
+        max_feed_items: int = 200,
+    ) -> None:
+        self.store = store
+        self._quiet_store = quiet_store
+        self._bus = bus
+        self._event_types = list(event_types)
+        self._store_label = store_label
+        self._replay = replay
+        self._max_feed_items = max_feed_items
+        self._templates = _templates()
+
+    # -- rendering -------------------------------------------------------------------
+    def render(
+        self,
+        connection: HTTPConnection,
+        template: str,
+        *,
+        status_code: int = 200,
+        authenticated: bool = True,
+        **context: Any,
+    ) -> HTMLResponse:
+        """An HTML response from ``template`` with the lens's shared context and headers."""
+        now = utc_now()
+        html = self._templates.get_template(template).render(
+            root=connection.scope.get("root_path", ""),
+            # The store's location is nobody's business before they show the token.
+            store_label=self._store_label if authenticated else "",
+            status_of=lambda record: record_status(record, now),
+            **context,
+        )
+        return HTMLResponse(html, status_code=status_code, headers=_SECURITY_HEADERS)
+
+    def error_page(
+        self,
+        connection: HTTPConnection,
+        status_code: int,
+        heading: str,
+        message: str,
+        *,
+        authenticated: bool = True,
+    ) -> HTMLResponse:
+        """A plain error page (401, 404, ...)."""
+        return self.render(
+            connection,
+            "error.html",
+            status_code=status_code,
+            authenticated=authenticated,
+            active="",
+            code=status_code,
+            heading=heading,
+            message=message,
+        )
+
+    def unauthorized(self, connection: HTTPConnection) -> HTMLResponse:
+        """The page shown to a browser without a valid token."""
+        return self.error_page(
+            connection,
+            401,
+            "Token required",
+            "This memory lens needs its access token.",
+            authenticated=False,
+        )
+
+    # -- pages -----------------------------------------------------------------------
+    async def feed(self, request: Request) -> HTMLResponse:
+        """``/``: the live feed of memory events."""
+        root = request.scope.get("root_path", "")
+        error: _Problem | None = None
+        scope: dict[str, str] = {}
+        try:
+            scope = parse_scope(request.query_params.getlist("scope"))
+        except MemoryValidationError as exc:
+            error = _Problem.of(exc)
+        stream_params = [("scope", f"{key}={value}") for key, value in scope.items()]
+        stream_params.append(("last_event_id", str(self._replay_start())))
+        events_url = f"{root}/events/?" + urlencode(stream_params)
+        return self.render(
+            request,
+            "feed.html",
+            status_code=422 if error else 200,
+            active="feed",
+            error=error,
+            scope_text=format_scope(scope),
+            events_url=events_url,
+            event_types=self._event_types,
+            max_items=self._max_feed_items,
+        )
+
+    def _replay_start(self) -> int:
+        """The event id the feed resumes after: ``replay`` events back, within the buffer.
+
+        Starting from an id (rather than "now") also means nothing published between
+        rendering the page and the browser connecting is missed.
+        """
+        last_id = self._bus.last_id
+        oldest = self._bus.stats().replay_oldest_id
+        retained_from = last_id if oldest is None else oldest - 1
+        return max(last_id - self._replay, retained_from, 0)
+
+    async def records(self, request: Request) -> HTMLResponse:
+        """``/records``: records by scope, with search, kinds and "show invalidated"."""
+        params = request.query_params
+        error: _Problem | None = None
+        hits: list[MemoryHit] = []
+        query: MemorySearchQuery | None = None
+        try:
+            query = search_from_params(request, default_limit=_DEFAULT_PAGE_LIMIT)
+            with call_context(run_id=DASHBOARD_RUN_ID):
+                hits = await self.store.search(query)
+        except MemoryValidationError as exc:
+            error = _Problem.of(exc)
+        scope_text = ", ".join(params.getlist("scope"))
+        if query is not None:
+            scope_text = format_scope(query.scope)
+        return self.render(
+            request,
+            "records.html",
+            status_code=422 if error else 200,
+            active="records",
+            error=error,
+            hits=hits,
+            limit=query.limit if query else _DEFAULT_PAGE_LIMIT,
+            scope_text=scope_text,
+            query_text=params.get("q", ""),
+            kinds=params.getlist("kind"),
+            all_kinds=MEMORY_KINDS,
+            include_invalidated=params.get("invalidated") == "1",
+            include_expired=params.get("expired") == "1",
+            deleted=params.get("deleted", ""),
+        )
+
+    async def record(self, request: Request) -> HTMLResponse:
+        """``/records/{id}``: every field, provenance, and the supersede chain both ways."""
+        return await self._record_page(request, request.path_params["record_id"])
+
+    async def _record_page(
+        self,
+        request: Request,
+        record_id: str,
+        *,
+        error: _Problem | None = None,
+        status_code: int = 200,
+    ) -> HTMLResponse:
+        record = await self._quiet_store.get(record_id)
+        if record is None:
+            return self.error_page(
+                request, 404, "Record not found", f"No record has the id {record_id!r}."
+            )
+        chain = await supersede_chain(self._quiet_store, record)
+        payload_json = None
+        if record.payload is not None:
+            payload_json = json.dumps(record.payload, indent=2, ensure_ascii=False)
+        return self.render(
+            request,
+            "record.html",
+            status_code=status_code,
+            active="records",
+            error=error,
+            record=record,
+            status=record_status(record, utc_now()),
+            chain=chain,
+            scope_text=format_scope(record.scope),
+            payload_json=payload_json,
+            max_reason_chars=MAX_REASON_CHARS,
+        )
+
+    async def invalidate_form(self, request: Request) -> Response:
+        """``POST /records/{id}/invalidate``: the record page's form; back to the record."""
+        record_id: str = request.path_params["record_id"]
+        refusal = self._refuse_cross_site(request)
+        if refusal is not None:
+            return refusal
+        try:
+            form = await _read_form(request)
+            reason = check_reason(form.get("reason"))
+            with call_context(run_id=DASHBOARD_RUN_ID):
+                await self.store.invalidate(record_id, reason)
+        except MemoryValidationError as exc:
+            return await self._record_page(
+                request, record_id, error=_Problem.of(exc), status_code=422
+            )
+        except MemoryNotFoundError:
+            return self.error_page(
+                request, 404, "Record not found", f"No record has the id {record_id!r}."
+            )
+        root = request.scope.get("root_path", "")
+        return RedirectResponse(f"{root}/records/{quote(record_id, safe='')}", status_code=303)
+
+    async def delete_form(self, request: Request) -> Response:
+        """``POST /records/{id}/delete``: forget a record for good (the form must confirm)."""
+        record_id: str = request.path_params["record_id"]
+        refusal = self._refuse_cross_site(request)
+        if refusal is not None:
+            return refusal
+        try:
+            form = await _read_form(request)
+            if form.get("confirm") != "yes":
+                raise MemoryValidationError(
+                    "confirm", "tick the box to confirm that the record is forgotten for good"
+                )
+        except MemoryValidationError as exc:
+            return await self._record_page(
+                request, record_id, error=_Problem.of(exc), status_code=422
+            )
+        record = await self._quiet_store.get(record_id)
+        if record is None:
+            return self.error_page(
+                request, 404, "Record not found", f"No record has the id {record_id!r}."
+            )
+        with call_context(run_id=DASHBOARD_RUN_ID):
+            await self.store.delete(record_id)
+        root = request.scope.get("root_path", "")
+        query = urlencode({"scope": format_scope(record.scope), "deleted": record_id})
+        return RedirectResponse(f"{root}/records?{query}", status_code=303)
+
+    @staticmethod
+    def _refuse_cross_site(request: Request) -> Response | None:
+        # The SameSite=Strict cookie already keeps other sites' forms out; checking
+        # Origin as well costs nothing and covers bearer-less browsers behind proxies.
+        origin = request.headers.get("origin")
+        if origin is None or urlsplit(origin).netloc == request.headers.get("host"):
+            return None
+        return PlainTextResponse("cross-site form posts are refused", status_code=403)
+
+    async def recall(self, request: Request) -> HTMLResponse:
+        """``/recall``: the exact turn-1 block an agent in a scope would get for a text."""
+        params = request.query_params
+        error: _Problem | None = None
+        recall: Recall | None = None
+        block: str | None = None
+        scope: dict[str, str] = {}
+        try:
+            scope = parse_scope(params.getlist("scope"))
+            budget = _int_param(params, "budget", DEFAULT_BUDGET_CHARS, _MAX_BUDGET_CHARS)
+            text = params.get("text")
+            if text is not None:
+                if len(text) > MAX_CONTENT_CHARS:
+                    raise MemoryValidationError(
+                        "text", f"is {len(text)} characters; the maximum is {MAX_CONTENT_CHARS}"
+                    )
+                recall = await assemble_recall(
+                    self.store, scope, text, budget_chars=budget, run_id=DASHBOARD_RUN_ID
+                )
+                block = Awareness.from_recall(RenderContext(recall=recall))
+        except MemoryValidationError as exc:
+            error = _Problem.of(exc)
+        return self.render(
+            request,
+            "recall.html",
+            status_code=422 if error else 200,
+            active="recall",
+            error=error,
+            recall=recall,
+            block=block,
+            scope_text=format_scope(scope) or ", ".join(params.getlist("scope")),
+            user_text=params.get("text", ""),
+            budget_text=params.get("budget", ""),
+            default_budget=DEFAULT_BUDGET_CHARS,
+        )
+
+    def not_found(self, request: HTTPConnection) -> HTMLResponse:
+        """The page for an unknown address."""
+        return self.error_page(request, 404, "Not found", "There is no page at this address.")

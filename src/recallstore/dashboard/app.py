@@ -1,0 +1,141 @@
+"""``create_dashboard_app``: the memory lens as one Starlette application.
+
+Routes (all behind the token, except ``/static``):
+
+* ``/``: the live feed of memory events (SSE from ``/events``);
+* ``/records``: records by scope, with search, kinds, "show invalidated";
+* ``/records/{id}``: one record, its provenance and its supersede chain;
+* ``/recall``: the exact turn-1 recall block for a scope and a first message;
+* ``/api/records`` …: a small JSON API (write, read, search, invalidate);
+* ``/events``: the SSE stream (``recallstore.events.sse``).
+
+Starlette is imported when the app is built, not when this module is, so the core
+library works without the ``server`` extra.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from recallstore.errors import ConfigurationError, MissingDependencyError
+from recallstore.store import MemoryStore
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+    from recallstore.events import EventBus
+
+__all__ = ["DEFAULT_REPLAY", "create_dashboard_app"]
+
+DEFAULT_REPLAY = 100
+"""Recent events the feed shows when the page opens (from the bus's replay buffer)."""
+
+
+def create_dashboard_app(
+    store: MemoryStore,
+    bus: EventBus,
+    *,
+    token: str,
+    replay: int = DEFAULT_REPLAY,
+    max_feed_items: int = 200,
+) -> Starlette:
+    """The memory lens over ``store``, streaming ``bus``'s events, guarded by ``token``.
+
+    ``store`` is normally an :class:`~recallstore.events.ObservedMemoryStore` publishing
+    to ``bus``; any other store is wrapped in one, so what the lens writes shows up in
+    its own feed. Open the page once as ``/?token=<token>``: that sets an HttpOnly,
+    SameSite=Strict cookie and redirects to ``/``. ``replay`` is how many recent events
+    (at most) the feed shows on opening; ``max_feed_items`` how many it keeps on screen.
+
+    Raises :class:`~recallstore.errors.MissingDependencyError` without the ``server``
+    extra, and :class:`~recallstore.errors.ConfigurationError` for a blank token or an
+    observed store that publishes to another bus.
+    """
+    if not isinstance(token, str) or not token.strip():
+        raise ConfigurationError("the dashboard needs a non-empty token")
+    if replay < 0 or max_feed_items < 1:
+        raise ConfigurationError(
+            f"replay must be >= 0 and max_feed_items >= 1, got {replay} and {max_feed_items}"
+        )
+    try:
+        from starlette.applications import Starlette
+        from starlette.exceptions import HTTPException
+        from starlette.middleware import Middleware
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse, Response
+        from starlette.routing import Mount, Route
+        from starlette.staticfiles import StaticFiles
+
+        from recallstore.dashboard._api import RecordsApi
+        from recallstore.dashboard._auth import TokenGate
+        from recallstore.dashboard._pages import Lens
+        from recallstore.events import EVENT_TYPES, ObservedMemoryStore
+        from recallstore.events.sse import create_sse_app
+    except ImportError as exc:
+        if isinstance(exc, MissingDependencyError):
+            raise
+        raise MissingDependencyError("the dashboard", "server") from exc
+
+    if isinstance(store, ObservedMemoryStore) and store.bus is not bus:
+        raise ConfigurationError(
+            "the store publishes to a different EventBus than the one given: "
+            "the live feed would never show its events"
+        )
+    observed = store if isinstance(store, ObservedMemoryStore) else ObservedMemoryStore(store, bus)
+    lens = Lens(
+        observed,
+        quiet_store=observed.inner,
+        event_types=EVENT_TYPES,
+        store_label=_store_label(store),
+        bus=bus,
+        replay=replay,
+        max_feed_items=max_feed_items,
+    )
+    api = RecordsApi(observed)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        status_code = exc.status_code if isinstance(exc, HTTPException) else 500
+        if request.url.path.startswith(request.scope.get("root_path", "") + "/api/"):
+            return JSONResponse(
+                {"error": "not_found" if status_code == 404 else "http_error"},
+                status_code=status_code,
+            )
+        if status_code == 404:
+            return lens.not_found(request)
+        return lens.error_page(request, status_code, "Request refused", str(exc))
+
+    routes = [
+        Route("/", lens.feed, name="feed"),
+        Route("/records", lens.records, name="records"),
+        Route("/records/{record_id:str}", lens.record, name="record"),
+        Route("/records/{record_id:str}/invalidate", lens.invalidate_form, methods=["POST"]),
+        Route("/records/{record_id:str}/delete", lens.delete_form, methods=["POST"]),
+        Route("/recall", lens.recall, name="recall"),
+        Route("/api/records", api.create, methods=["POST"]),
+        Route("/api/records", api.search, methods=["GET"]),
+        Route("/api/records/{record_id:str}", api.read, methods=["GET"]),
+        Route("/api/records/{record_id:str}", api.delete, methods=["DELETE"]),
+        Route("/api/records/{record_id:str}/invalidate", api.invalidate, methods=["POST"]),
+        Mount("/events", app=create_sse_app(bus, token=token), name="events"),
+        Mount(
+            "/static",
+            app=StaticFiles(packages=[("recallstore.dashboard", "static")]),
+            name="static",
+        ),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(TokenGate, token=token, unauthorized=lens.unauthorized)],
+        exception_handlers={HTTPException: http_error},
+    )
+
+
+def _store_label(store: MemoryStore) -> str:
+    """A short description of the store for the page header: its type and file."""
+    inner = getattr(store, "inner", store)  # an ObservedMemoryStore's wrapped store
+    label = type(inner).__name__
+    path = getattr(inner, "path", None)
+    if isinstance(path, (str, os.PathLike)):
+        label += f" · {os.fspath(path)}"
+    return label

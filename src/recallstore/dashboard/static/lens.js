@@ -1,0 +1,270 @@
+// recallstore memory lens: the live feed. Plain JavaScript, no build step, no network
+// beyond this page's own /events stream. Event data is untrusted: it is only ever
+// inserted as text (textContent), never as HTML.
+(function () {
+  "use strict";
+
+  var feed = document.getElementById("feed");
+  var statusBadge = document.getElementById("feed-status");
+  var emptyHint = document.getElementById("feed-empty");
+  var recordUrl = feed ? feed.dataset.recordUrl : "/records/";
+  var maxItems = feed ? parseInt(feed.dataset.maxItems, 10) || 200 : 200;
+  var seenIds = new Set();
+
+  // ---- small DOM helpers -------------------------------------------------------------
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function kv(label, value) {
+    var span = el("span", "kv");
+    span.appendChild(el("span", "k", label));
+    if (value instanceof Node) span.appendChild(value);
+    else span.appendChild(el("span", "v", value));
+    return span;
+  }
+
+  function recordLinks(ids) {
+    var span = el("span", "ids");
+    (ids || []).forEach(function (id) {
+      var link = el("a", "record-id", id);
+      link.href = recordUrl + encodeURIComponent(id);
+      span.appendChild(link);
+    });
+    return span;
+  }
+
+  function scopeChips(scope) {
+    var span = el("span", "scope");
+    var keys = scope ? Object.keys(scope) : [];
+    if (!keys.length) span.appendChild(el("span", "muted", "(any)"));
+    keys.forEach(function (key) {
+      span.appendChild(el("code", "chip", key + "=" + scope[key]));
+      span.appendChild(document.createTextNode(" "));
+    });
+    return span;
+  }
+
+  function plural(count, word) {
+    return count + " " + word + (count === 1 ? "" : "s");
+  }
+
+  function has(data, key) {
+    return data && data[key] !== undefined && data[key] !== null;
+  }
+
+  function failure(details, data) {
+    if (data.ok === false) details.push(kv("failed", data.error || "error"));
+  }
+
+  // ---- one renderer per event type in event_manifest.json -----------------------------
+  // Each gets the whole message and returns {summary: text, details: [nodes]}. A test
+  // checks that every manifest type has an entry here; anything else is rendered by
+  // renderGeneric.
+  var RENDERERS = {
+    "agent.memory.write": function (event) {
+      var data = event.data || {};
+      var details = [];
+      failure(details, data);
+      details.push(kv("scope", scopeChips(event.scope)));
+      if (has(data, "kinds") && data.kinds.length) details.push(kv("kinds", data.kinds.join(", ")));
+      if (has(data, "record_ids") && data.record_ids.length) {
+        details.push(kv(data.operation === "write" ? "records" : "record", recordLinks(data.record_ids)));
+      }
+      if (has(data, "superseded_ids") && data.superseded_ids.length) {
+        details.push(kv("supersedes", recordLinks(data.superseded_ids)));
+      }
+      if (has(data, "reason")) details.push(kv("reason", data.reason));
+      else if (has(data, "reason_chars")) details.push(kv("reason", plural(data.reason_chars, "char")));
+      if (has(data, "contents")) details.push(kv("content", data.contents.join(" | ")));
+      var operation = data.operation || "write";
+      if (operation === "write" && has(data, "superseded_ids") && data.superseded_ids.length) {
+        operation = "supersede";
+      }
+      var verb = { write: "written", supersede: "written", invalidate: "invalidated", delete: "deleted" };
+      var summary = operation + " · " + plural(data.count || 0, "record") + " " +
+        (verb[operation] || "changed");
+      return { summary: summary, details: details };
+    },
+
+    "agent.memory.search": function (event) {
+      var data = event.data || {};
+      var details = [];
+      failure(details, data);
+      details.push(kv("scope", scopeChips(event.scope)));
+      if (has(data, "query")) details.push(kv("query", "\u201c" + data.query + "\u201d"));
+      else if (data.query_chars) details.push(kv("query", plural(data.query_chars, "char")));
+      if (has(data, "kinds")) details.push(kv("kinds", data.kinds.join(", ") || "none"));
+      if (has(data, "tags")) details.push(kv("tags", data.tags.join(", ")));
+      if (has(data, "limit")) details.push(kv("limit", data.limit));
+      if (data.include_invalidated) details.push(kv("with", "invalidated"));
+      if (data.include_expired) details.push(kv("with", "expired"));
+      if (has(data, "result_ids") && data.result_ids.length) {
+        details.push(kv("hits", recordLinks(data.result_ids)));
+      }
+      if (has(data, "duration_ms")) details.push(kv("took", data.duration_ms.toFixed(1) + " ms"));
+      var count = has(data, "result_count") ? data.result_count : 0;
+      return { summary: (data.mode || "search") + " · " + plural(count, "hit"), details: details };
+    },
+
+    "agent.memory.recall": function (event) {
+      var data = event.data || {};
+      var details = [];
+      details.push(kv("scope", scopeChips(event.scope)));
+      details.push(kv("profile", data.profile_count));
+      details.push(kv("hits", data.hit_count));
+      details.push(kv("omitted", data.omitted));
+      details.push(kv("chars", data.chars + " / " + data.budget_chars));
+      details.push(kv("bytes", data.bytes));
+      if (has(data, "query")) details.push(kv("text", "\u201c" + data.query + "\u201d"));
+      else if (data.query_chars) details.push(kv("text", plural(data.query_chars, "char")));
+      if (has(data, "record_ids") && data.record_ids.length) {
+        details.push(kv("entries", recordLinks(data.record_ids)));
+      }
+      var count = (data.profile_count || 0) + (data.hit_count || 0);
+      var summary = "recall · " + count + (count === 1 ? " entry" : " entries");
+      summary += data.truncated ? " · truncated" : " · complete";
+      return { summary: summary, details: details };
+    },
+
+    // SSE only: events this stream missed (slow reader, replay expired, server restart).
+    "gap": function (event) {
+      var details = [kv("reason", event.reason)];
+      if (has(event, "after_id")) details.push(kv("after event", event.after_id));
+      if (has(event, "first_available_id")) details.push(kv("resumes at", event.first_available_id));
+      return { summary: plural(event.missed || 0, "event") + " missed", details: details };
+    },
+  };
+
+  function renderGeneric(event) {
+    var body = has(event, "data") ? event.data : event;
+    var pre = el("pre", "generic", JSON.stringify(body, null, 1));
+    var details = [];
+    if (has(event, "scope")) details.push(kv("scope", scopeChips(event.scope)));
+    return { summary: "event", details: details, extra: pre };
+  }
+
+  function kindOf(type) {
+    var last = String(type || "").split(".").pop();
+    return RENDERERS[type] && ["write", "search", "recall", "gap"].indexOf(last) >= 0 ? last : "other";
+  }
+
+  function formatTime(iso) {
+    var moment = new Date(iso);
+    if (isNaN(moment.getTime())) return String(iso || "");
+    return moment.toLocaleTimeString([], { hour12: false }) +
+      "." + String(moment.getMilliseconds()).padStart(3, "0");
+  }
+
+  // Builds the list item for one message: a memory event envelope {type, id, timestamp,
+  // conversation_id, run_id, scope, data}, a gap notice, or anything else. Exposed on
+  // window for tests and for hosts that embed the feed.
+  function renderEvent(envelope) {
+    var type = String(envelope.type || "message");
+    var renderer = RENDERERS[type];
+    var parts;
+    try {
+      parts = renderer ? renderer(envelope) : renderGeneric(envelope);
+    } catch (error) {
+      parts = renderGeneric(envelope);
+    }
+    var item = el("li", "event fresh");
+    item.dataset.type = type;
+    item.dataset.kind = kindOf(type);
+    if (envelope.id !== undefined && envelope.id !== null) item.dataset.eventId = String(envelope.id);
+
+    var time = el("time", null, formatTime(envelope.timestamp));
+    if (envelope.timestamp) {
+      time.dateTime = envelope.timestamp;
+      time.title = envelope.timestamp;
+    }
+    item.appendChild(time);
+    var typeLabel = el("span", "type", type.replace(/^agent\.memory\./, ""));
+    typeLabel.title = type;
+    item.appendChild(typeLabel);
+    item.appendChild(el("span", "summary", parts.summary));
+
+    var details = el("div", "details");
+    var who = [];
+    if (envelope.conversation_id) who.push(kv("conversation", envelope.conversation_id));
+    if (envelope.run_id) who.push(kv("run", envelope.run_id));
+    who.concat(parts.details).forEach(function (node) { details.appendChild(node); });
+    if (details.childNodes.length) item.appendChild(details);
+    if (parts.extra) item.appendChild(parts.extra);
+    return item;
+  }
+
+  // ---- the stream ----------------------------------------------------------------------
+  function setStatus(state, text) {
+    if (!statusBadge) return;
+    statusBadge.dataset.state = state;
+    statusBadge.textContent = text;
+  }
+
+  function show(envelope) {
+    var key = envelope.id !== undefined ? String(envelope.id) : null;
+    if (key !== null) {
+      if (seenIds.has(key)) return;
+      seenIds.add(key);
+    }
+    feed.insertBefore(renderEvent(envelope), feed.firstChild);
+    if (emptyHint) emptyHint.hidden = true;
+    while (feed.children.length > maxItems) feed.removeChild(feed.lastChild);
+    if (seenIds.size > maxItems * 4) seenIds = new Set();
+  }
+
+  function onMessage(message) {
+    var envelope;
+    try {
+      envelope = JSON.parse(message.data);
+    } catch (error) {
+      envelope = { type: message.type, data: { text: message.data } };
+    }
+    if (!envelope || typeof envelope !== "object") envelope = { data: envelope };
+    if (!envelope.type) envelope.type = message.type;
+    if (envelope.id === undefined && message.lastEventId) envelope.id = message.lastEventId;
+    show(envelope);
+  }
+
+  function connect() {
+    var types = [];
+    try {
+      types = JSON.parse(feed.dataset.eventTypes || "[]");
+    } catch (error) {
+      types = [];
+    }
+    Object.keys(RENDERERS).forEach(function (type) {
+      if (types.indexOf(type) < 0) types.push(type);
+    });
+    var source = new EventSource(feed.dataset.eventsUrl);
+    // Named SSE events only reach listeners registered for their name; unnamed ones
+    // arrive as "message".
+    types.forEach(function (type) { source.addEventListener(type, onMessage); });
+    source.addEventListener("message", onMessage);
+    source.addEventListener("open", function () { setStatus("connected", "live"); });
+    source.addEventListener("error", function () {
+      if (source.readyState === EventSource.CLOSED) {
+        setStatus("disconnected", "disconnected — reload the page (a new token may be needed)");
+      } else {
+        setStatus("reconnecting", "reconnecting…");
+      }
+    });
+    return source;
+  }
+
+  window.RecallstoreLens = { RENDERERS: RENDERERS, renderEvent: renderEvent };
+
+  if (feed) {
+    var clear = document.getElementById("feed-clear");
+    if (clear) {
+      clear.addEventListener("click", function () {
+        feed.textContent = "";
+        if (emptyHint) emptyHint.hidden = false;
+      });
+    }
+    connect();
+  }
+})();

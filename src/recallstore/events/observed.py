@@ -1,0 +1,323 @@
+"""``ObservedMemoryStore``: a MemoryStore that makes every call observable.
+
+It wraps any store, emits ``agent.memory.write`` for every mutation and
+``agent.memory.search`` for every search, and, as a ``RecallObserver``, emits
+``agent.memory.recall`` when ``assemble_recall`` runs over it. Conversation and run
+ids come from ``recallstore.context.current_call_context()``. An optional
+``StoreTelemetry`` (e.g. ``recallstore.events.otel.OtelInstrumentation``) wraps each
+store call in a span and is handed each event inside it.
+
+Failed calls are emitted too, with ``ok: false`` and the exception type in ``error``;
+a failed call changed nothing, and its exception reaches the caller unchanged.
+Observability never breaks a store call: a failure to build or publish an event is
+logged and counted in :attr:`ObservedMemoryStore.observer_failures`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol, Self
+
+from recallstore.context import current_call_context
+from recallstore.events._mapping import StoreOperation
+from recallstore.events.bus import EventBus
+from recallstore.events.models import (
+    MemoryEvent,
+    MemoryRecallData,
+    MemoryRecallEvent,
+    MemorySearchData,
+    MemorySearchEvent,
+    MemoryWriteData,
+    MemoryWriteEvent,
+)
+from recallstore.records import (
+    MemoryHit,
+    MemoryRecord,
+    MemorySearchQuery,
+    MemoryStoreCapabilities,
+    MemoryWriteInput,
+    SearchMode,
+)
+from recallstore.store import MemoryStore
+
+if TYPE_CHECKING:
+    from recallstore.recall import Recall
+
+__all__ = ["ObservedMemoryStore", "OperationTrace", "StoreOperation", "StoreTelemetry"]
+
+_logger = logging.getLogger("recallstore.events")
+
+
+class OperationTrace(Protocol):
+    """The telemetry handle of one store call in progress."""
+
+    def record(self, event: MemoryEvent) -> None:
+        """The call's event, published; called inside the call (at most once)."""
+        ...
+
+
+class StoreTelemetry(Protocol):
+    """A tracer for store calls. Implementations must never raise."""
+
+    def operation(
+        self, operation: StoreOperation, *, record_id: str | None = None
+    ) -> AbstractContextManager[OperationTrace]:
+        """Enter around one store call; on exit, an exception from the call is recorded
+        (never suppressed)."""
+        ...
+
+    def emit(self, event: MemoryEvent) -> None:
+        """An event that belongs to no store call (a recall), in the current context."""
+        ...
+
+
+class _NoTrace:
+    def record(self, event: MemoryEvent) -> None:
+        pass
+
+
+_NO_TRACE = _NoTrace()
+
+
+def common_scope(scopes: Iterable[Mapping[str, str]]) -> dict[str, str]:
+    """The (key, value) pairs every scope shares; {} for none."""
+    shared: dict[str, str] | None = None
+    for scope in scopes:
+        if shared is None:
+            shared = dict(scope)
+        else:
+            shared = {key: value for key, value in shared.items() if scope.get(key) == value}
+    return dict(sorted((shared or {}).items()))
+
+
+class ObservedMemoryStore:
+    """Wraps ``store`` so every call publishes an event on ``bus``.
+
+    ``include_content`` adds record content (and invalidation reasons) to write events;
+    ``include_query_text`` adds search and recall query text. Both default off: events
+    carry ids, kinds, counts and sizes only.
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        bus: EventBus,
+        *,
+        include_content: bool = False,
+        include_query_text: bool = False,
+        telemetry: StoreTelemetry | None = None,
+    ) -> None:
+        self._store = store
+        self.bus = bus
+        self.include_content = include_content
+        self.include_query_text = include_query_text
+        self.telemetry = telemetry
+        self.observer_failures = 0
+        self._search_mode: SearchMode | None = None
+
+    @property
+    def inner(self) -> MemoryStore:
+        """The wrapped store."""
+        return self._store
+
+    async def __aenter__(self) -> Self:
+        await self._store.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._store.__aexit__(exc_type, exc, tb)
+
+    def capabilities(self) -> MemoryStoreCapabilities:
+        """The wrapped store's capabilities."""
+        return self._store.capabilities()
+
+    async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
+        """Write through; emit ``agent.memory.write`` (operation ``write``)."""
+        batch = list(inputs)
+        superseded = tuple(inp.supersedes for inp in batch if inp.supersedes is not None)
+        with self._operation("supersede" if superseded else "write") as trace:
+            try:
+                records = await self._store.write(batch)
+            except Exception as exc:
+                failure = {"ok": False, "error": type(exc).__name__}
+                scope = common_scope(inp.scope for inp in batch)
+                self._publish(trace, scope, {"superseded_ids": superseded, **failure})
+                raise
+            contents = tuple(r.content for r in records) if self.include_content else None
+            data = {
+                "record_ids": tuple(record.id for record in records),
+                "kinds": tuple(record.kind for record in records),
+                "count": len(records),
+                "superseded_ids": superseded,
+                "contents": contents,
+            }
+            self._publish(trace, common_scope(r.scope for r in records), data)
+        return records
+
+    async def invalidate(self, id: str, reason: str | None = None) -> None:
+        """Invalidate through; emit ``agent.memory.write`` (operation ``invalidate``)."""
+        with self._operation("invalidate", record_id=id) as trace:
+            before = await self._peek(id)
+            data: dict[str, Any] = {
+                "operation": "invalidate",
+                "record_ids": (id,),
+                "kinds": (before.kind,) if before else (),
+                "reason_chars": None if reason is None else len(reason),
+                "reason": reason if self.include_content else None,
+            }
+            scope = before.scope if before else {}
+            try:
+                await self._store.invalidate(id, reason)
+            except Exception as exc:
+                self._publish(trace, scope, {**data, "ok": False, "error": type(exc).__name__})
+                raise
+            changed = before is not None and not before.is_invalidated
+            self._publish(trace, scope, {**data, "count": int(changed)})
+
+    async def delete(self, id: str) -> None:
+        """Delete through; emit ``agent.memory.write`` (operation ``delete``)."""
+        with self._operation("delete", record_id=id) as trace:
+            before = await self._peek(id)
+            data: dict[str, Any] = {
+                "operation": "delete",
+                "record_ids": (id,),
+                "kinds": (before.kind,) if before else (),
+            }
+            scope = before.scope if before else {}
+            try:
+                await self._store.delete(id)
+            except Exception as exc:
+                self._publish(trace, scope, {**data, "ok": False, "error": type(exc).__name__})
+                raise
+            self._publish(trace, scope, {**data, "count": int(before is not None)})
+
+    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
+        """Search through; emit ``agent.memory.search``."""
+        with self._operation("search") as trace:
+            started = time.perf_counter()
+            try:
+                hits = await self._store.search(query)
+            except Exception as exc:
+                elapsed = time.perf_counter() - started
+                failure = {"ok": False, "error": type(exc).__name__}
+                self._publish(trace, query.scope, self._search_data(query, [], elapsed, failure))
+                raise
+            elapsed = time.perf_counter() - started
+            self._publish(trace, query.scope, self._search_data(query, hits, elapsed, {}))
+        return hits
+
+    async def get(self, id: str) -> MemoryRecord | None:
+        """Get through. Traced when telemetry is set; no event (reads by id are not searches)."""
+        with self._operation("get", record_id=id):
+            return await self._store.get(id)
+
+    def observe_recall(self, recall: Recall) -> None:
+        """Emit ``agent.memory.recall`` for a recall assembled over this store."""
+        try:
+            data = MemoryRecallData(
+                profile_count=recall.profile_count,
+                hit_count=recall.hit_count,
+                record_ids=tuple(record.id for record in recall.entries),
+                chars=recall.used_chars,
+                bytes=sum(len(record.content.encode()) for record in recall.entries),
+                budget_chars=recall.budget_chars,
+                truncated=recall.truncated,
+                omitted=recall.omitted,
+                query_chars=len(recall.user_text),
+                query=recall.user_text if self.include_query_text else None,
+            )
+            event = self.bus.publish(
+                self._with_context(MemoryRecallEvent(scope=recall.scope, data=data))
+            )
+            if self.telemetry is not None:
+                self.telemetry.emit(event)
+        except Exception:
+            self._failed("recall")
+        observe = getattr(self._store, "observe_recall", None)
+        if callable(observe):
+            observe(recall)
+
+    def _operation(
+        self, operation: StoreOperation, *, record_id: str | None = None
+    ) -> AbstractContextManager[OperationTrace]:
+        if self.telemetry is None:
+            return nullcontext(_NO_TRACE)
+        return self.telemetry.operation(operation, record_id=record_id)
+
+    async def _peek(self, id: str) -> MemoryRecord | None:
+        # The record's scope and kind before the change; the call itself reports failures.
+        try:
+            return await self._store.get(id)
+        except Exception:
+            return None
+
+    def _search_data(
+        self,
+        query: MemorySearchQuery,
+        hits: list[MemoryHit],
+        elapsed: float,
+        outcome: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        return {
+            "mode": "listing" if query.is_listing else self._mode(),
+            "query_chars": len(query.query or ""),
+            "query": query.query if self.include_query_text else None,
+            "kinds": query.kinds,
+            "tags": query.tags,
+            "limit": query.limit,
+            "include_invalidated": query.include_invalidated,
+            "include_expired": query.include_expired,
+            "result_count": len(hits),
+            "result_ids": tuple(hit.record.id for hit in hits),
+            "duration_ms": round(elapsed * 1000, 3),
+            **outcome,
+        }
+
+    def _mode(self) -> SearchMode:
+        if self._search_mode is None:
+            self._search_mode = self._store.capabilities().search
+        return self._search_mode
+
+    def _publish(
+        self, trace: OperationTrace, scope: Mapping[str, str], data: dict[str, Any]
+    ) -> None:
+        """Build the call's event from ``data`` (its data model picked by its keys), publish
+        it and hand it to the trace; any failure is counted, never raised."""
+        try:
+            if "mode" in data:
+                event: MemoryEvent = MemorySearchEvent(
+                    scope=scope, data=MemorySearchData.model_validate(data)
+                )
+            else:
+                event = MemoryWriteEvent(
+                    scope=scope,
+                    data=MemoryWriteData.model_validate({"operation": "write", **data}),
+                )
+            event = self.bus.publish(self._with_context(event))
+        except Exception:
+            self._failed("publish")
+            return
+        try:
+            trace.record(event)
+        except Exception:
+            self._failed("telemetry")
+
+    @staticmethod
+    def _with_context(event: MemoryEvent) -> MemoryEvent:
+        context = current_call_context()
+        return event.model_copy(
+            update={"conversation_id": context.conversation_id, "run_id": context.run_id}
+        )
+
+    def _failed(self, what: str) -> None:
+        self.observer_failures += 1
+        _logger.exception("could not emit a memory event (%s); the store call was unaffected", what)

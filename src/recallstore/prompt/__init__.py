@@ -1,0 +1,22 @@
+"""Prompt text produced by memory: the recall block and the Manual, rendered purely.
+
+Templates live in ``recallstore/prompt/templates`` and ship as package data.
+"""
+
+from recallstore.prompt._render import (
+    RECALL_CLOSE,
+    RECALL_OPEN,
+    Awareness,
+    Manual,
+    RenderContext,
+    escape_memory_text,
+)
+
+__all__ = [
+    "RECALL_CLOSE",
+    "RECALL_OPEN",
+    "Awareness",
+    "Manual",
+    "RenderContext",
+    "escape_memory_text",
+]

@@ -1,0 +1,127 @@
+"""Pure render functions for the prompt text memory produces.
+
+Nothing here performs I/O beyond reading the package's own templates, and the same
+input always renders the same text. Memory content is untrusted: it is escaped in
+Python before the template sees it, so the template only ever handles safe strings,
+and content is passed to jinja2 as data — it is never compiled as a template.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
+
+import jinja2
+
+if TYPE_CHECKING:  # the render layer imports nothing from the machinery at run time
+    from recallstore.recall import Recall
+    from recallstore.records import MemoryRecord
+
+__all__ = [
+    "RECALL_CLOSE",
+    "RECALL_OPEN",
+    "Awareness",
+    "Manual",
+    "RenderContext",
+    "escape_memory_text",
+]
+
+RECALL_OPEN = "<recalled_memories>"
+"""The line that opens the recall block."""
+RECALL_CLOSE = "</recalled_memories>"
+"""The line that closes the recall block; memory content can never produce it."""
+
+MEMORY_TOOL_NAMES = ("memory_save", "memory_search", "memory_list", "memory_invalidate")
+
+_WHITESPACE = re.compile(r"\s+")
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("recallstore.prompt", "templates"),
+        # Escaping is done in Python for plain text, not HTML; see escape_memory_text.
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+
+
+def escape_memory_text(text: str) -> str:
+    """Make untrusted text safe to place on one line inside the recall block.
+
+    ``&``, ``<`` and ``>`` become ``&amp;``, ``&lt;``, ``&gt;`` (so no tag, and no
+    delimiter, can be spelled); every run of whitespace, line breaks included, becomes
+    one space (so an entry is exactly one line and cannot start a forged one); other
+    control characters are dropped.
+    """
+    visible = "".join(
+        ch for ch in text if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cs")
+    )
+    return _WHITESPACE.sub(" ", visible).strip().translate(_ESCAPES)
+
+
+@dataclass(frozen=True, slots=True)
+class _EntryLine:
+    date: str
+    kind: str
+    id: str
+    text: str
+
+
+def _entry_lines(records: Iterable[MemoryRecord]) -> list[_EntryLine]:
+    return [
+        _EntryLine(
+            date=record.created_at.strftime("%Y-%m-%d"),
+            kind=record.kind,
+            id=escape_memory_text(record.id),
+            text=escape_memory_text(record.content),
+        )
+        for record in records
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class RenderContext:
+    """What a render function may use; resolved upstream, so rendering never fetches."""
+
+    recall: Recall | None = None
+
+
+class Awareness:
+    """Render functions that make the model aware of its situation."""
+
+    @staticmethod
+    def from_recall(ctx: RenderContext) -> str | None:
+        """The ``<recalled_memories>`` block for ``ctx.recall``, or None when nothing was recalled.
+
+        Pure: the same recall renders the same text, byte for byte.
+        """
+        recall = ctx.recall
+        if recall is None or (not recall.entries and not recall.omitted):
+            return None
+        return (
+            _environment()
+            .get_template("recall.md.j2")
+            .render(
+                profile=_entry_lines(recall.entries[: recall.profile_count]),
+                hits=_entry_lines(recall.entries[recall.profile_count :]),
+                omitted=recall.omitted,
+            )
+        )
+
+
+class Manual:
+    """The standing instruction: the model has memory, when to use it, how to curate it."""
+
+    @staticmethod
+    def render(tool_names: Iterable[str] = MEMORY_TOOL_NAMES) -> str:
+        """The manual's text, naming ``tool_names``."""
+        return _environment().get_template("manual.md.j2").render(tool_names=list(tool_names))

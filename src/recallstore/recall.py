@@ -1,0 +1,149 @@
+"""Turn-1 recall: the memories a conversation starts with, assembled within a budget.
+
+``assemble_recall`` is the one place the recall budget lives. Rendering is separate
+and pure (``recallstore.prompt.Awareness.from_recall``): it never fetches.
+
+Rules, in order:
+
+1. profile-kind records for the scope, newest first (at most ``profile_limit``);
+2. then ``search(user_text)`` hits for the scope (at most ``limit``), best first,
+   skipping records already included;
+3. the budget counts the characters of each entry's ``content`` (``len(content)``);
+   entries are taken whole, in that order; an entry that does not fit is omitted and
+   the walk continues, so a later, shorter entry may still fit;
+4. omitted entries are counted and the recall is marked ``truncated`` — never silent.
+
+The same store state gives the same recall, so the rendered block is byte-identical
+and prompt caches keep hitting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from recallstore.context import call_context
+from recallstore.records import MAX_CONTENT_CHARS, MemoryRecord, MemorySearchQuery
+from recallstore.store import MemoryStore
+
+__all__ = [
+    "DEFAULT_BUDGET_CHARS",
+    "DEFAULT_PROFILE_LIMIT",
+    "DEFAULT_RECALL_LIMIT",
+    "Recall",
+    "RecallObserver",
+    "assemble_recall",
+]
+
+DEFAULT_BUDGET_CHARS = 2_000
+"""Default recall budget, in characters of memory content."""
+DEFAULT_RECALL_LIMIT = 10
+"""Default number of search hits fetched for the user's text."""
+DEFAULT_PROFILE_LIMIT = 20
+"""Default number of profile records fetched (the always-recalled tier is small)."""
+
+
+class Recall(BaseModel):
+    """The memories recalled for one conversation, and how the budget treated them."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
+
+    scope: dict[str, str]
+    user_text: str
+    entries: tuple[MemoryRecord, ...]
+    """Profile records first, then search hits, each at most once."""
+    profile_count: int
+    hit_count: int
+    omitted: int
+    """Entries fetched but left out because they did not fit the budget."""
+    truncated: bool
+    budget_chars: int
+    used_chars: int
+    """Characters of the entries' content counted against the budget."""
+
+    @property
+    def profile(self) -> tuple[MemoryRecord, ...]:
+        """The profile entries (always first)."""
+        return self.entries[: self.profile_count]
+
+    @property
+    def hits(self) -> tuple[MemoryRecord, ...]:
+        """The search-hit entries, after the profile."""
+        return self.entries[self.profile_count :]
+
+    @property
+    def is_empty(self) -> bool:
+        """True when nothing was recalled and nothing was omitted."""
+        return not self.entries and not self.omitted
+
+
+@runtime_checkable
+class RecallObserver(Protocol):
+    """A store that wants to hear about each assembled recall (e.g. to emit an event)."""
+
+    def observe_recall(self, recall: Recall) -> None:
+        """Called once per ``assemble_recall``, inside its call context."""
+        ...
+
+
+async def assemble_recall(
+    store: MemoryStore,
+    scope: Mapping[str, str],
+    user_text: str,
+    *,
+    budget_chars: int = DEFAULT_BUDGET_CHARS,
+    limit: int = DEFAULT_RECALL_LIMIT,
+    profile_limit: int = DEFAULT_PROFILE_LIMIT,
+    conversation_id: str | None = None,
+    run_id: str | None = None,
+) -> Recall:
+    """Assemble the turn-1 recall for ``scope`` and the conversation's first ``user_text``.
+
+    Raises ``ValueError`` for a negative budget or limit; store failures propagate.
+    """
+    if budget_chars < 0:
+        raise ValueError(f"budget_chars must be >= 0, got {budget_chars}")
+    if limit < 0 or profile_limit < 0:
+        raise ValueError(f"limit and profile_limit must be >= 0, got {limit}, {profile_limit}")
+    profile_query = MemorySearchQuery(scope=dict(scope), kinds=("profile",), limit=profile_limit)
+    # Search terms are capped by the tokenizer anyway; cutting here keeps a huge first
+    # message from failing the query's size check.
+    hits_query = MemorySearchQuery(
+        query=user_text[:MAX_CONTENT_CHARS], scope=profile_query.scope, limit=limit
+    )
+    with call_context(conversation_id=conversation_id, run_id=run_id):
+        profile = [hit.record for hit in await store.search(profile_query)]
+        hits = [] if hits_query.is_listing else await store.search(hits_query)
+        seen = {record.id for record in profile}
+        candidates = [(record, True) for record in profile]
+        for hit in hits:
+            if hit.record.id not in seen:
+                seen.add(hit.record.id)
+                candidates.append((hit.record, False))
+
+        entries: list[MemoryRecord] = []
+        profile_count = used = omitted = 0
+        for record, is_profile in candidates:
+            size = len(record.content)
+            if used + size > budget_chars:
+                omitted += 1
+                continue
+            used += size
+            entries.append(record)
+            profile_count += is_profile
+        recall = Recall(
+            scope=profile_query.scope,
+            user_text=user_text,
+            entries=tuple(entries),
+            profile_count=profile_count,
+            hit_count=len(entries) - profile_count,
+            omitted=omitted,
+            truncated=omitted > 0,
+            budget_chars=budget_chars,
+            used_chars=used,
+        )
+        if isinstance(store, RecallObserver):
+            store.observe_recall(recall)
+    return recall
