@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_LIMIT",
     "MAX_CONTENT_CHARS",
     "MAX_LIMIT",
+    "MAX_REASON_CHARS",
     "MAX_SCOPE_KEYS",
     "MAX_SCOPE_PART_CHARS",
     "MAX_TAGS",
@@ -42,6 +43,7 @@ __all__ = [
     "MemoryWriteInput",
     "Provenance",
     "SearchMode",
+    "check_invalid_reason",
     "format_timestamp",
 ]
 
@@ -55,7 +57,8 @@ MAX_TAGS = 32
 MAX_TAG_CHARS = 64
 MAX_SCOPE_KEYS = 16
 MAX_SCOPE_PART_CHARS = 256
-_MAX_REASON_CHARS = 1_000
+MAX_REASON_CHARS = 1_000
+"""Longest allowed invalidation reason, in characters, for every backend."""
 _MAX_ID_CHARS = 128
 
 MemoryKind = Literal["fact", "preference", "episode", "profile"]
@@ -165,6 +168,21 @@ def _utc(value: datetime | None) -> datetime | None:
     return value.astimezone(UTC)
 
 
+def check_invalid_reason(reason: str | None) -> str | None:
+    """Validate an ``invalidate`` reason (a string without NUL, at most MAX_REASON_CHARS).
+
+    Raises :class:`MemoryValidationError` naming ``reason``; every backend calls it first.
+    """
+    if reason is None:
+        return None
+    if not isinstance(reason, str):
+        raise MemoryValidationError("reason", "must be a string or None", reason)
+    try:
+        return _check_text(reason, "reason", MAX_REASON_CHARS)
+    except ValueError as exc:
+        raise MemoryValidationError("reason", str(exc), reason) from None
+
+
 class Provenance(_Contract):
     """Where a memory came from: the conversation, run and author that wrote it."""
 
@@ -236,7 +254,7 @@ class MemoryRecord(_WritableFields):
     created_at: datetime
     updated_at: datetime
     invalid_at: datetime | None = None
-    invalid_reason: str | None = None
+    invalid_reason: str | None = Field(default=None, max_length=MAX_REASON_CHARS)
     superseded_by: str | None = None
 
     @field_validator("created_at", "updated_at", "invalid_at")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
@@ -25,6 +25,8 @@ __all__ = [
     "Clock",
     "MemoryStore",
     "MonotonicClock",
+    "SupportsExportRecords",
+    "SupportsImportRecords",
     "check_import_batch",
     "new_record_id",
     "newest_timestamp",
@@ -158,6 +160,30 @@ IMPORT_EXTENSION = "import"
 """``capabilities().extensions`` name of stores with ``import_records`` (exact inserts)."""
 EXPORT_EXTENSION = "export"
 """``capabilities().extensions`` name of stores with ``export_records`` (full streaming)."""
+
+
+@runtime_checkable
+class SupportsImportRecords(Protocol):
+    """A store with the ``"import"`` extension: exact inserts for lossless restores."""
+
+    async def import_records(self, records: Sequence[MemoryRecord]) -> int:
+        """Insert ``records`` unchanged (ids, timestamps, chains), atomically.
+
+        An identical record already stored is skipped; a different record under an
+        existing id raises :class:`~recallstore.errors.MemoryConflictError` and writes
+        nothing. Returns how many were inserted.
+        """
+        ...
+
+
+@runtime_checkable
+class SupportsExportRecords(Protocol):
+    """A store with the ``"export"`` extension: every record, streamed oldest first."""
+
+    def export_records(self, scope: Mapping[str, str] | None = None) -> AsyncIterator[MemoryRecord]:
+        """Every record whose scope contains ``scope`` (invalid and expired included),
+        ordered by ``(created_at, id)``."""
+        ...
 
 
 def check_import_batch(records: Sequence[MemoryRecord]) -> None:

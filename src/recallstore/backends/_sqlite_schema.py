@@ -116,15 +116,18 @@ SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]
 _REQUIRED_TABLES = frozenset({"schema_migrations", "memory_records", "memory_fts"})
 
 
-def check_location(path: Path) -> None:
-    """Refuse, before SQLite touches anything, a path that cannot hold our database."""
+def check_location(path: Path) -> str | None:
+    """Refuse, before SQLite touches anything, a path that cannot hold our database.
+
+    Returns a read-only URI for :func:`probe_version` when the file already has content.
+    """
     target = str(path)
     if not path.parent.is_dir():
         raise StoreUnavailableError(target, f"the directory {str(path.parent)!r} does not exist")
     if path.is_dir():
         raise StoreUnavailableError(target, "the path is a directory, not a database file")
     if not path.exists():
-        return
+        return None
     try:
         with path.open("rb") as handle:
             header = handle.read(len(_SQLITE_MAGIC))
@@ -132,6 +135,7 @@ def check_location(path: Path) -> None:
         raise StoreUnavailableError(target, f"cannot read the file: {exc.strerror}") from exc
     if header and header != _SQLITE_MAGIC:
         raise StoreUnavailableError(target, "the file is not a SQLite database")
+    return f"{path.resolve().as_uri()}?mode=ro" if header else None
 
 
 async def read_user_version(conn: aiosqlite.Connection) -> int:
@@ -139,6 +143,11 @@ async def read_user_version(conn: aiosqlite.Connection) -> int:
     async with conn.execute("PRAGMA user_version") as cursor:
         row = await cursor.fetchone()
     return int(row[0]) if row is not None else 0
+
+
+async def _run(conn: aiosqlite.Connection, sql: str, params: tuple[object, ...] = ()) -> None:
+    async with conn.execute(sql, params):
+        pass
 
 
 async def _table_names(conn: aiosqlite.Connection) -> set[str]:
@@ -154,22 +163,18 @@ def _check_ours(target: str, version: int, tables: set[str]) -> None:
             target,
             "the database holds another application's tables; recallstore needs its own file",
         )
-    if version > 0 and not _REQUIRED_TABLES <= tables:
+    if version > 0 and not tables >= _REQUIRED_TABLES:
         raise StoreUnavailableError(
             target, f"the database (user_version {version}) is not a recallstore database"
         )
 
 
-async def probe_version(path: Path) -> None:
+async def probe_version(target: str, uri: str) -> None:
     """Read an existing file's version over a read-only connection; refuse what we can't use.
 
     A read-only connection cannot write the header or checkpoint on close, so a refused
     file is left exactly as it was.
     """
-    target = str(path)
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    uri = f"{path.resolve().as_uri()}?mode=ro"
     try:
         async with aiosqlite.connect(uri, uri=True, isolation_level=None) as conn:
             version = await read_user_version(conn)
@@ -184,7 +189,7 @@ async def migrate(conn: aiosqlite.Connection, target: str, tokenizer: str) -> in
     current = await read_user_version(conn)
     if current == SCHEMA_VERSION:
         return current
-    await conn.execute("BEGIN IMMEDIATE")
+    await _run(conn, "BEGIN IMMEDIATE")
     try:
         # Re-read under the write lock: another process may have migrated meanwhile.
         current = await read_user_version(conn)
@@ -193,15 +198,17 @@ async def migrate(conn: aiosqlite.Connection, target: str, tokenizer: str) -> in
             if version <= current:
                 continue
             for statement in statements:
-                await conn.execute(statement.format(tokenize=TOKENIZERS[tokenizer]))
-            await conn.execute(
+                await _run(conn, statement.format(tokenize=TOKENIZERS[tokenizer]))
+            await _run(
+                conn,
                 "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
                 (version, format_timestamp(utc_now())),
             )
         # PRAGMA takes no parameters; SCHEMA_VERSION is an int constant.
-        await conn.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
-        await conn.execute("COMMIT")
+        await _run(conn, f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
+        await _run(conn, "COMMIT")
     except BaseException:
-        await conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            await _run(conn, "ROLLBACK")
         raise
     return current

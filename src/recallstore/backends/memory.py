@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Self
 
@@ -21,11 +21,16 @@ from recallstore.records import (
     MemorySearchQuery,
     MemoryStoreCapabilities,
     MemoryWriteInput,
+    check_invalid_reason,
 )
 from recallstore.store import (
+    EXPORT_EXTENSION,
+    IMPORT_EXTENSION,
     Clock,
     MonotonicClock,
+    check_import_batch,
     new_record_id,
+    newest_timestamp,
     record_from_input,
     scope_matches,
     utc_now,
@@ -69,8 +74,45 @@ class InMemoryMemoryStore:
             raise StoreUnavailableError("memory:", "the store is closed")
 
     def capabilities(self) -> MemoryStoreCapabilities:
-        """Keyword search, not durable."""
-        return MemoryStoreCapabilities(search="keyword", durable=False)
+        """Keyword search, not durable, import and export."""
+        return MemoryStoreCapabilities(
+            search="keyword",
+            durable=False,
+            extensions=frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION}),
+        )
+
+    async def import_records(self, records: Sequence[MemoryRecord]) -> int:
+        """Insert records exactly as given, atomically; identical existing ones are skipped."""
+        self._check_open()
+        check_import_batch(records)
+        async with self._lock:
+            fresh = []
+            for record in records:
+                stored = self._records.get(record.id)
+                if stored is None:
+                    fresh.append(record)
+                elif stored != record:
+                    raise MemoryConflictError(
+                        record.id, "a different record with this id already exists"
+                    )
+            for record in fresh:
+                self._records[record.id] = record
+                self._tokens[record.id] = Counter(tokenize(record.content))
+        newest = newest_timestamp(records)
+        if newest is not None:
+            self._clock.observe(newest)
+        return len(fresh)
+
+    async def export_records(
+        self, scope: Mapping[str, str] | None = None
+    ) -> AsyncIterator[MemoryRecord]:
+        """Every record whose scope contains ``scope``, oldest first (a snapshot)."""
+        self._check_open()
+        scope_filter = MemorySearchQuery(scope=dict(scope or {})).scope
+        snapshot = sorted(self._records.values(), key=lambda r: (r.created_at, r.id))
+        for record in snapshot:
+            if scope_matches(record.scope, scope_filter):
+                yield record
 
     async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
         """Write all inputs atomically, applying ``supersedes`` in the same step (S1, S3)."""
@@ -114,6 +156,7 @@ class InMemoryMemoryStore:
     async def invalidate(self, id: str, reason: str | None = None) -> None:
         """Set ``invalid_at``/``invalid_reason``; idempotent (S4)."""
         self._check_open()
+        reason = check_invalid_reason(reason)
         async with self._lock:
             record = self._records.get(id)
             if record is None:

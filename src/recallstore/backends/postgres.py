@@ -32,6 +32,7 @@ from recallstore.records import (
     MemorySearchQuery,
     MemoryStoreCapabilities,
     MemoryWriteInput,
+    check_invalid_reason,
 )
 from recallstore.store import (
     EXPORT_EXTENSION,
@@ -107,6 +108,11 @@ SCHEMA_VERSION = 1
 
 def _redact(dsn: str) -> str:
     return _PASSWORD_IN_URL.sub(r"\1:***@", dsn)
+
+
+def _storable_id(record_id: str) -> bool:
+    # Postgres text cannot hold NUL, so no stored id contains one.
+    return "\x00" not in record_id
 
 
 def _index_text(content: str) -> str:
@@ -356,11 +362,18 @@ class PostgresMemoryStore:
 
     async def get(self, id: str) -> MemoryRecord | None:
         """The record, whatever its validity (S6)."""
+        if not _storable_id(id):
+            self._require_pool()
+            return None
         row = await self._fetch_one(f"SELECT {_COLUMNS} FROM {self._table} WHERE id = %s", (id,))
         return None if row is None else _record(row)
 
     async def invalidate(self, id: str, reason: str | None = None) -> None:
         """Set ``invalid_at``/``invalid_reason``; idempotent (S4)."""
+        reason = check_invalid_reason(reason)
+        if not _storable_id(id):
+            self._require_pool()
+            raise MemoryNotFoundError(id)
         now = self._clock()
         async with self._require_pool().connection() as conn, conn.transaction():
             cursor = await conn.execute(
@@ -379,6 +392,9 @@ class PostgresMemoryStore:
 
         Postgres keeps dead row versions until VACUUM; see docs/postgres.md.
         """
+        if not _storable_id(id):
+            self._require_pool()
+            return
         async with self._require_pool().connection() as conn:
             await conn.execute(f"DELETE FROM {self._table} WHERE id = %s", (id,))
 

@@ -1,0 +1,52 @@
+"""Run every benchmark script in this folder, one after another, and print their tables.
+
+    .venv/bin/python benchmarks/run.py [--quick]
+
+``--quick`` shrinks the store benchmark to 20,000 records. Scripts that need data
+which is absent skip themselves and exit 0. Exit status is non-zero if any script failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ORDER = ["locomo_recall.py", "store_bench.py"]
+QUICK_ARGUMENTS = {"store_bench.py": ["--records", "20000", "--queries", "10"]}
+
+
+def scripts() -> list[str]:
+    """The known scripts first, then any other ``*.py`` here (not run.py or ``_*.py``)."""
+    others = sorted(
+        path.name
+        for path in HERE.glob("*.py")
+        if path.name not in {*ORDER, "run.py"} and not path.name.startswith("_")
+    )
+    return [name for name in ORDER if (HERE / name).is_file()] + others
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller, faster runs")
+    args = parser.parse_args(argv)
+    failed = []
+    for script in scripts():
+        extra = QUICK_ARGUMENTS.get(script, []) if args.quick else []
+        command = [sys.executable, str(HERE / script), *extra]
+        print(f"\n=== {script} {' '.join(command[2:])}".rstrip(), flush=True)
+        started = time.perf_counter()
+        result = subprocess.run(command, check=False)
+        print(f"=== {script}: exit {result.returncode} in {time.perf_counter() - started:.1f} s")
+        if result.returncode != 0:
+            failed.append(script)
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""The conformance kit: the portability contract every ``MemoryStore`` backend runs.
+
+Subclass :class:`MemoryStoreConformance` in a test module and override one fixture,
+``store_factory``, returning a callable that builds a new, unopened store over a
+fresh location for the test::
+
+    import pytest
+    from recallstore.testing import MemoryStoreConformance
+
+    class TestMyStore(MemoryStoreConformance):
+        @pytest.fixture
+        def store_factory(self, tmp_path):
+            return lambda: MyStore(tmp_path / "memory.db")
+
+Each rule S1–S15 of the store protocol has named tests (``test_s7_...``). Areas are
+also importable alone (``ScopeConformance``, ...). Sub-suites skip themselves unless
+``capabilities()`` turns them on. See docs/conformance.md. Needs the ``testing`` extra.
+"""
+
+from __future__ import annotations
+
+try:
+    import hypothesis  # noqa: F401
+    import pytest
+    import pytest_asyncio  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised without the extra installed
+    from recallstore.errors import MissingDependencyError
+
+    raise MissingDependencyError("the conformance kit", "testing") from exc
+
+# Rewrite the kit's asserts so failures in a backend's test run show the values.
+pytest.register_assert_rewrite(
+    *(
+        f"recallstore.testing.{name}"
+        for name in (
+            "_harness",
+            "capabilities",
+            "concurrency",
+            "differential",
+            "filters",
+            "hostile",
+            "invalidate",
+            "lifecycle",
+            "limits",
+            "ordering",
+            "scope",
+            "supersede",
+            "transfer",
+            "validation",
+            "write",
+        )
+    )
+)
+
+from recallstore.testing._harness import StoreFactory, StoreHarness  # noqa: E402
+from recallstore.testing.capabilities import (  # noqa: E402
+    CapabilitiesConformance,
+    DurabilityConformance,
+)
+from recallstore.testing.concurrency import ConcurrencyConformance  # noqa: E402
+from recallstore.testing.differential import DifferentialConformance  # noqa: E402
+from recallstore.testing.filters import FilterConformance  # noqa: E402
+from recallstore.testing.hostile import HOSTILE_QUERIES, HostileQueryConformance  # noqa: E402
+from recallstore.testing.invalidate import InvalidateConformance  # noqa: E402
+from recallstore.testing.lifecycle import DeleteGetConformance  # noqa: E402
+from recallstore.testing.limits import LimitConformance  # noqa: E402
+from recallstore.testing.ordering import (  # noqa: E402
+    KeywordSearchConformance,
+    OrderingConformance,
+)
+from recallstore.testing.scope import ScopeConformance  # noqa: E402
+from recallstore.testing.supersede import SupersedeConformance  # noqa: E402
+from recallstore.testing.transfer import TransferConformance  # noqa: E402
+from recallstore.testing.validation import ValidationConformance  # noqa: E402
+from recallstore.testing.write import WriteConformance  # noqa: E402
+
+__all__ = [
+    "HOSTILE_QUERIES",
+    "CapabilitiesConformance",
+    "ConcurrencyConformance",
+    "DeleteGetConformance",
+    "DifferentialConformance",
+    "DurabilityConformance",
+    "FilterConformance",
+    "HostileQueryConformance",
+    "InvalidateConformance",
+    "KeywordSearchConformance",
+    "LimitConformance",
+    "MemoryStoreConformance",
+    "OrderingConformance",
+    "ScopeConformance",
+    "StoreFactory",
+    "StoreHarness",
+    "SupersedeConformance",
+    "TransferConformance",
+    "ValidationConformance",
+    "WriteConformance",
+]
+
+
+class MemoryStoreConformance(
+    WriteConformance,
+    SupersedeConformance,
+    InvalidateConformance,
+    DeleteGetConformance,
+    ScopeConformance,
+    FilterConformance,
+    OrderingConformance,
+    KeywordSearchConformance,
+    LimitConformance,
+    HostileQueryConformance,
+    ValidationConformance,
+    CapabilitiesConformance,
+    DurabilityConformance,
+    ConcurrencyConformance,
+    TransferConformance,
+    DifferentialConformance,
+):
+    """The whole kit. Subclass it and override the ``store_factory`` fixture.
+
+    ``store_factory`` returns a callable; each call builds a new, unopened store over
+    the same per-test location (for a durable store: the same data). The kit opens
+    and closes stores itself with ``async with``.
+    """

@@ -1,0 +1,116 @@
+"""S15: capabilities() declares search mode and durability; durable stores keep data.
+
+``DurabilityConformance`` is the sub-suite for ``capabilities().durable``: it opens
+several stores over one location through the ``store_factory`` fixture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+
+import pytest
+
+from recallstore.errors import MemoryConflictError
+from recallstore.records import MemoryStoreCapabilities
+from recallstore.store import MemoryStore
+from recallstore.testing._harness import (
+    StoreFactory,
+    StoreHarness,
+    every_record,
+    memory,
+    search_ids,
+    write_one,
+)
+
+__all__ = ["CapabilitiesConformance", "DurabilityConformance"]
+
+
+class CapabilitiesConformance(StoreHarness):
+    """Every store declares what it offers, synchronously and consistently."""
+
+    @pytest.mark.asyncio
+    async def test_s15_capabilities_declare_search_mode_and_durability(
+        self, store: MemoryStore
+    ) -> None:
+        declared = store.capabilities()
+        assert not inspect.isawaitable(declared)
+        assert isinstance(declared, MemoryStoreCapabilities)
+        assert declared.search in ("keyword", "semantic", "hybrid")
+        assert isinstance(declared.durable, bool)
+        assert all(isinstance(name, str) and name for name in declared.extensions)
+        assert store.capabilities() == declared
+
+    @pytest.mark.asyncio
+    async def test_s15_store_implements_the_protocol(self, store: MemoryStore) -> None:
+        assert isinstance(store, MemoryStore)
+        for name in ("write", "search", "get", "invalidate", "delete"):
+            assert inspect.iscoroutinefunction(getattr(store, name)), name
+
+
+class DurabilityConformance(StoreHarness):
+    """Sub-suite for ``capabilities().durable``: data outlives the store object."""
+
+    @pytest.mark.asyncio
+    async def test_s15_durable_store_keeps_everything_after_reopening(
+        self, durable_store: MemoryStore, store_factory: StoreFactory
+    ) -> None:
+        kept = await write_one(durable_store, "persistent walrus fact", scope={"tenant": "acme"})
+        old = await write_one(durable_store, "old address")
+        await write_one(durable_store, "new address", supersedes=old.id)
+        invalid = await write_one(durable_store, "wrong claim")
+        await durable_store.invalidate(invalid.id, "user corrected it")
+        forgotten = await write_one(durable_store, "forgotten secret")
+        await durable_store.delete(forgotten.id)
+        before = await every_record(durable_store)
+        async with store_factory() as reopened:
+            assert await every_record(reopened) == before
+            assert await reopened.get(forgotten.id) is None
+            assert await search_ids(reopened, "walrus", scope={"tenant": "acme"}) == [kept.id]
+            assert await search_ids(reopened, "secret", include_invalidated=True) == []
+
+    @pytest.mark.asyncio
+    async def test_s15_reopened_store_continues_the_recency_order(
+        self, durable_store: MemoryStore, store_factory: StoreFactory
+    ) -> None:
+        earlier = await write_one(durable_store, "written before reopening")
+        async with store_factory() as reopened:
+            later = await write_one(reopened, "written after reopening")
+            assert later.created_at > earlier.created_at
+            assert await search_ids(reopened) == [later.id, earlier.id]
+
+    @pytest.mark.asyncio
+    async def test_s15_two_open_stores_see_each_others_writes(
+        self, durable_store: MemoryStore, store_factory: StoreFactory
+    ) -> None:
+        async with store_factory() as other:
+            mine = await write_one(durable_store, "written by the first store")
+            theirs = await write_one(other, "written by the second store")
+            assert await other.get(mine.id) == mine
+            assert await durable_store.get(theirs.id) == theirs
+            await other.invalidate(mine.id, "seen elsewhere")
+            invalid = await durable_store.get(mine.id)
+            assert invalid is not None
+            assert invalid.invalid_reason == "seen elsewhere"
+            assert await search_ids(durable_store, "written") == [theirs.id]
+
+    @pytest.mark.asyncio
+    async def test_s15_concurrent_supersedes_from_two_stores_exactly_one_wins(
+        self, durable_store: MemoryStore, store_factory: StoreFactory
+    ) -> None:
+        target = await write_one(durable_store, "contested record")
+        async with store_factory() as other:
+            outcomes = await asyncio.gather(
+                durable_store.write([memory("fix from store one", supersedes=target.id)]),
+                other.write([memory("fix from store two", supersedes=target.id)]),
+                return_exceptions=True,
+            )
+        winners = [result for result in outcomes if isinstance(result, list)]
+        losers = [result for result in outcomes if isinstance(result, BaseException)]
+        assert len(winners) == 1, outcomes
+        assert len(losers) == 1
+        assert isinstance(losers[0], MemoryConflictError), losers
+        replaced = await durable_store.get(target.id)
+        assert replaced is not None
+        assert replaced.superseded_by == winners[0][0].id
+        assert len(await every_record(durable_store)) == 2

@@ -1,0 +1,153 @@
+"""S10 (listing by recency, relevance otherwise) and S11 (ranking behaviour, not scores).
+
+Every corpus here pads the records under test with filler records, so the compared
+terms are rare: any reasonable keyword ranker, including FTS5's bm25 (which floors
+the idf of terms found in over half the documents), must order them as asserted.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from recallstore.store import MemoryStore
+from recallstore.testing._harness import (
+    StoreHarness,
+    memory,
+    search,
+    search_ids,
+    write_fillers,
+    write_one,
+)
+
+__all__ = ["KeywordSearchConformance", "OrderingConformance"]
+
+_FILLERS = 20
+
+
+class OrderingConformance(StoreHarness):
+    """Recency listings and relevance ranking, observed only through result order."""
+
+    @pytest.mark.asyncio
+    async def test_s10_listing_is_newest_first(self, store: MemoryStore) -> None:
+        first = await write_one(store, "written first")
+        second = await write_one(store, "written second")
+        third = await write_one(store, "written third")
+        assert await search_ids(store) == [third.id, second.id, first.id]
+
+    @pytest.mark.asyncio
+    async def test_s10_listing_order_follows_created_at_then_id(self, store: MemoryStore) -> None:
+        for batch in range(3):
+            await store.write([memory(f"batch {batch} item {n}") for n in range(10)])
+        listed = [hit.record for hit in await search(store, limit=100)]
+        assert len(listed) == 30
+        expected = sorted(listed, key=lambda record: (record.created_at, record.id), reverse=True)
+        assert listed == expected
+        assert listed[0].content.startswith("batch 2")
+        assert listed[-1].content.startswith("batch 0")
+
+    @pytest.mark.asyncio
+    @pytest.mark.parametrize(
+        "blank", [None, "", " ", "\n\t  ", "\u3000"], ids=["none", "empty", "space", "ws", "ideo"]
+    )
+    async def test_s10_blank_query_is_a_recency_listing(
+        self, store: MemoryStore, blank: str | None
+    ) -> None:
+        older = await write_one(store, "an older note")
+        newer = await write_one(store, "a newer note")
+        hits = await search(store, blank)
+        assert [hit.record.id for hit in hits] == [newer.id, older.id]
+        assert [hit.score for hit in hits] == [None, None]
+
+    @pytest.mark.asyncio
+    async def test_s10_equal_relevance_is_broken_by_recency(
+        self, keyword_store: MemoryStore
+    ) -> None:
+        await write_fillers(keyword_store, _FILLERS)
+        oldest = await write_one(keyword_store, "copper kettle")
+        middle = await write_one(keyword_store, "copper kettle")
+        newest = await write_one(keyword_store, "copper kettle")
+        assert await search_ids(keyword_store, "copper") == [newest.id, middle.id, oldest.id]
+        assert await search_ids(keyword_store, "kettle copper") == [newest.id, middle.id, oldest.id]
+
+    @pytest.mark.asyncio
+    async def test_s11_rarer_term_ranks_above_commoner_term(
+        self, keyword_store: MemoryStore
+    ) -> None:
+        await write_fillers(keyword_store, _FILLERS)
+        rare = await write_one(keyword_store, "zircon quartz mica")
+        common = await keyword_store.write(
+            [memory(f"basalt {pair}") for pair in ("shale flint", "chalk loam", "slate tuff")]
+        )
+        found = await search_ids(keyword_store, "zircon basalt")
+        assert found[0] == rare.id
+        assert set(found) == {rare.id, *(record.id for record in common)}
+
+    @pytest.mark.asyncio
+    async def test_s11_more_matching_terms_rank_higher(self, keyword_store: MemoryStore) -> None:
+        await write_fillers(keyword_store, _FILLERS)
+        all_three = await write_one(keyword_store, "zircon basalt gneiss quartz")
+        two = await write_one(keyword_store, "zircon basalt mica shale")
+        one_a = await write_one(keyword_store, "zircon quartz mica shale")
+        one_b = await write_one(keyword_store, "basalt quartz mica shale")
+        found = await search_ids(keyword_store, "zircon basalt gneiss")
+        assert found[:2] == [all_three.id, two.id]
+        assert set(found[2:]) == {one_a.id, one_b.id}
+
+    @pytest.mark.asyncio
+    async def test_s11_case_and_punctuation_do_not_change_results(
+        self, keyword_store: MemoryStore
+    ) -> None:
+        await write_fillers(keyword_store, _FILLERS)
+        await keyword_store.write(
+            [
+                memory("Zircon, BASALT! and more"),
+                memory("(zircon)"),
+                memory("basalt... maybe?"),
+                memory("Gneiss: zircon-basalt"),
+            ]
+        )
+        expected = await search_ids(keyword_store, "zircon basalt")
+        assert len(expected) == 4
+        for variant in (
+            "ZIRCON Basalt",
+            "zircon, basalt!",
+            "...Zircon?...BASALT",
+            "(zircon) basalt",
+        ):
+            assert await search_ids(keyword_store, variant) == expected, variant
+
+
+class KeywordSearchConformance(StoreHarness):
+    """Sub-suite for ``capabilities().search == "keyword"``: only matching records come back."""
+
+    @pytest.mark.asyncio
+    async def test_s10_keyword_search_returns_only_records_sharing_a_query_term(
+        self, keyword_store: MemoryStore
+    ) -> None:
+        await write_fillers(keyword_store, _FILLERS)
+        hit_a, hit_b, _miss = await keyword_store.write(
+            [memory("walrus colony"), memory("kelp forest walrus"), memory("sea otter raft")]
+        )
+        assert set(await search_ids(keyword_store, "walrus penguin")) == {hit_a.id, hit_b.id}
+        assert await search_ids(keyword_store, "penguin iceberg") == []
+
+    @pytest.mark.asyncio
+    @pytest.mark.parametrize(
+        "wordless", ["!!!", "🎉🎉", "() * -", "...", '""', "-- ;", "\x00"], ids=repr
+    )
+    async def test_s10_query_without_word_tokens_returns_nothing(
+        self, keyword_store: MemoryStore, wordless: str
+    ) -> None:
+        await keyword_store.write([memory("a plain record"), memory("party 🎉 time !!!")])
+        assert await search_ids(keyword_store, wordless) == []
+
+    @pytest.mark.asyncio
+    async def test_s11_terms_match_whole_words_not_substrings(
+        self, keyword_store: MemoryStore
+    ) -> None:
+        await write_fillers(keyword_store, _FILLERS)
+        whole = await write_one(keyword_store, "the cat sleeps")
+        await keyword_store.write(
+            [memory("concatenate strings"), memory("scatter plot"), memory("catalog")]
+        )
+        assert await search_ids(keyword_store, "cat") == [whole.id]

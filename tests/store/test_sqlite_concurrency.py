@@ -1,0 +1,221 @@
+"""Crashes, concurrent processes and racing supersedes against one real database file."""
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from recallstore import MemoryConflictError, MemorySearchQuery, MemoryWriteInput
+from recallstore.backends.sqlite import SqliteMemoryStore
+
+# Child processes: wait for a start file (so they really overlap), then act and print
+# one line per acknowledged result. Every wait is bounded.
+CHILD_PRELUDE = """
+import asyncio, sys, time
+from pathlib import Path
+from recallstore import MemoryConflictError, MemoryWriteInput
+from recallstore.backends.sqlite import SqliteMemoryStore
+
+db, start, name, count, supersedes = sys.argv[1:6]
+
+def wait_for_start():
+    deadline = time.monotonic() + 20
+    while not Path(start).exists():
+        if time.monotonic() > deadline:
+            sys.exit("start file never appeared")
+        time.sleep(0.005)
+"""
+
+WRITER = (
+    CHILD_PRELUDE
+    + """
+async def main():
+    async with SqliteMemoryStore(db) as store:
+        print("ready", flush=True)
+        wait_for_start()
+        for i in range(int(count)):
+            batch = [
+                MemoryWriteInput(scope={"writer": name}, content=f"{name} batch {i} item {j}")
+                for j in range(3)
+            ]
+            for record in await store.write(batch):
+                print(record.id, flush=True)
+
+asyncio.run(main())
+"""
+)
+
+SUPERSEDER = (
+    CHILD_PRELUDE
+    + """
+async def main():
+    async with SqliteMemoryStore(db) as store:
+        print("ready", flush=True)
+        wait_for_start()
+        new = MemoryWriteInput(scope={}, content=f"correction by {name}", supersedes=supersedes)
+        try:
+            record = (await store.write([new]))[0]
+        except MemoryConflictError:
+            print("conflict", flush=True)
+        else:
+            print("won", record.id, flush=True)
+
+asyncio.run(main())
+"""
+)
+
+
+def spawn(script: str, db: Path, start: Path, name: str, count: int = 0, supersedes: str = "-"):
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, str(db), str(start), name, str(count), supersedes],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "ready", child.stderr.read() if child.stderr else ""
+    return child
+
+
+async def all_records(db: Path) -> list[str]:
+    async with SqliteMemoryStore(db) as store:
+        hits = await store.search(MemorySearchQuery(limit=1000, include_invalidated=True))
+    return [hit.record.content for hit in hits]
+
+
+@pytest.mark.timeout(120)
+def test_every_acknowledged_write_survives_a_kill(tmp_path: Path) -> None:
+    db, start = tmp_path / "memory.db", tmp_path / "start"
+    child = spawn(WRITER, db, start, "crash", count=100_000)
+    start.touch()
+    assert child.stdout is not None
+    acknowledged: list[str] = []
+    while len(acknowledged) < 90:
+        line = child.stdout.readline()
+        assert line, f"writer died early: {child.stderr.read() if child.stderr else ''}"
+        acknowledged.append(line.strip())
+    os.kill(child.pid, signal.SIGKILL)
+    rest, _ = child.communicate(timeout=30)  # ids acknowledged just before the kill
+    acknowledged.extend(rest.split())
+    assert child.returncode == -signal.SIGKILL
+
+    async def check() -> None:
+        async with SqliteMemoryStore(db) as store:
+            for record_id in acknowledged:
+                assert await store.get(record_id) is not None, record_id
+            hits = await store.search(MemorySearchQuery(limit=1000))
+        batches: dict[str, int] = {}
+        for hit in hits:
+            batch = hit.record.content.rsplit(" item ", 1)[0]
+            batches[batch] = batches.get(batch, 0) + 1
+        assert set(batches.values()) == {3}, "a batch was torn by the kill"
+
+    asyncio.run(check())
+
+
+@pytest.mark.timeout(120)
+def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
+    db, start = tmp_path / "memory.db", tmp_path / "start"
+    children = [spawn(WRITER, db, start, name, count=25) for name in ("left", "right")]
+    start.touch()
+    ids: list[str] = []
+    for child in children:
+        out, err = child.communicate(timeout=90)
+        assert child.returncode == 0, err
+        ids.extend(out.split())
+    assert len(ids) == len(set(ids)) == 150
+    contents = asyncio.run(all_records(db))
+    assert len(contents) == 150
+    for name in ("left", "right"):
+        assert {c for c in contents if c.startswith(name)} == {
+            f"{name} batch {i} item {j}" for i in range(25) for j in range(3)
+        }
+
+
+@pytest.mark.timeout(120)
+def test_racing_supersedes_in_two_processes_exactly_one_wins(tmp_path: Path) -> None:
+    db, start = tmp_path / "memory.db", tmp_path / "start"
+
+    async def seed() -> str:
+        async with SqliteMemoryStore(db) as store:
+            return (await store.write([MemoryWriteInput(scope={}, content="original")]))[0].id
+
+    original = asyncio.run(seed())
+    children = [spawn(SUPERSEDER, db, start, n, supersedes=original) for n in ("p1", "p2", "p3")]
+    time.sleep(0.05)
+    start.touch()
+    outcomes = []
+    for child in children:
+        out, err = child.communicate(timeout=90)
+        assert child.returncode == 0, err
+        outcomes.append(out.split())
+    winners = [outcome for outcome in outcomes if outcome[0] == "won"]
+    assert len(winners) == 1, outcomes
+    assert sorted(outcome[0] for outcome in outcomes) == ["conflict", "conflict", "won"]
+
+    async def check() -> None:
+        async with SqliteMemoryStore(db) as store:
+            old = await store.get(original)
+            assert old is not None
+            assert old.superseded_by == winners[0][1]
+            listed = await store.search(MemorySearchQuery(include_invalidated=True))
+        assert len(listed) == 2
+
+    asyncio.run(check())
+
+
+async def test_racing_supersedes_on_two_connections_exactly_one_wins(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    async with SqliteMemoryStore(db) as first, SqliteMemoryStore(db) as second:
+        original = (await first.write([MemoryWriteInput(scope={}, content="original")]))[0]
+        for round_ in range(10):
+            results = await asyncio.gather(
+                *[
+                    store.write(
+                        [
+                            MemoryWriteInput(
+                                scope={}, content=f"fix {round_} {n}", supersedes=original.id
+                            )
+                        ]
+                    )
+                    for n, store in enumerate((first, second, first, second))
+                ],
+                return_exceptions=True,
+            )
+            won = [result for result in results if isinstance(result, list)]
+            lost = [result for result in results if isinstance(result, MemoryConflictError)]
+            assert len(won) == 1, results
+            assert len(lost) == 3, results
+            stored = await second.get(original.id)
+            assert stored is not None
+            assert stored.superseded_by == won[0][0].id
+            original = won[0][0]
+        chain = await first.search(MemorySearchQuery(include_invalidated=True, limit=100))
+        assert len(chain) == 11
+        assert len(await first.search(MemorySearchQuery())) == 1
+
+
+async def test_many_stores_opening_a_new_file_at_once_migrate_it_once(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    stores = [SqliteMemoryStore(db) for _ in range(4)]
+    await asyncio.gather(*(store.open() for store in stores))
+    try:
+        written = await asyncio.gather(
+            *(
+                store.write([MemoryWriteInput(scope={}, content=f"from store {n}")])
+                for n, store in enumerate(stores)
+            )
+        )
+        listed = await stores[0].search(MemorySearchQuery())
+        assert {hit.record.id for hit in listed} == {batch[0].id for batch in written}
+    finally:
+        await asyncio.gather(*(store.aclose() for store in stores))
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone() == (1,)
+    conn.close()
