@@ -9,13 +9,22 @@ optional ``"import"`` extension (:class:`SupportsImportRecords`). Exporting uses
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TextIO, runtime_checkable
+from typing import TextIO
 
 from recallstore.errors import ConfigurationError, MemoryValidationError
 from recallstore.records import MAX_LIMIT, MemoryRecord, MemorySearchQuery
-from recallstore.store import MemoryStore, scope_matches
+from recallstore.store import (
+    EXPORT_EXTENSION,
+    IMPORT_EXTENSION,
+    MemoryStore,
+    SupportsExportRecords,
+    SupportsImportRecords,
+    check_import_batch,
+    scope_matches,
+)
 
 __all__ = [
     "EXPORT_EXTENSION",
@@ -30,38 +39,10 @@ __all__ = [
     "read_jsonl",
 ]
 
-IMPORT_EXTENSION = "import"
-"""The ``capabilities().extensions`` name of :class:`SupportsImportRecords`."""
-EXPORT_EXTENSION = "export"
-"""The ``capabilities().extensions`` name of :class:`SupportsExportRecords`."""
-
 DEFAULT_BATCH_SIZE = 500
 
 Progress = Callable[[int], None]
 """Called with the number of records handled so far."""
-
-
-@runtime_checkable
-class SupportsImportRecords(Protocol):
-    """A store that can insert records exactly as given (extension ``"import"``)."""
-
-    async def import_records(self, records: Sequence[MemoryRecord]) -> int:
-        """Insert ``records`` unchanged, atomically; identical existing ids are skipped.
-
-        Returns how many were inserted. A different record under an existing id raises
-        :class:`~recallstore.errors.MemoryConflictError` and writes nothing.
-        """
-        ...
-
-
-@runtime_checkable
-class SupportsExportRecords(Protocol):
-    """A store that can stream all its records (extension ``"export"``)."""
-
-    def export_records(self, scope: Mapping[str, str] | None = None) -> AsyncIterator[MemoryRecord]:
-        """Every record whose scope contains ``scope``, invalid and expired included,
-        ordered by ``(created_at, id)`` ascending."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +110,8 @@ async def export_jsonl(
 def read_jsonl(lines: Iterable[str], *, source: str = "<input>") -> list[MemoryRecord]:
     """Parse and validate JSONL records; blank lines are ignored.
 
-    Everything is checked before anything is written: a malformed line or an id that
+    Everything is checked before anything is written: a malformed line, a record no
+    store could import (see :func:`recallstore.store.check_import_batch`) or an id that
     appears twice raises :class:`~recallstore.errors.MemoryValidationError` whose field
     is ``"<source>:<line number>"``.
     """
@@ -140,9 +122,18 @@ def read_jsonl(lines: Iterable[str], *, source: str = "<input>") -> list[MemoryR
             continue
         where = f"{source}:{number}"
         try:
-            record = MemoryRecord.model_validate_json(line)
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise MemoryValidationError(where, f"not valid JSON: {exc.msg}", line) from None
+        if not isinstance(data, dict):
+            raise MemoryValidationError(where, "expected a JSON object (one record)", data)
+        try:
+            # Constructing directly (not model_validate) keeps the offending field's name.
+            record = MemoryRecord(**data)
+            check_import_batch([record])
         except MemoryValidationError as exc:
-            raise MemoryValidationError(where, f"{exc.field}: {exc.message}", exc.value) from None
+            field = exc.field.removeprefix("records[0].")
+            raise MemoryValidationError(where, f"{field}: {exc.message}", exc.value) from None
         if record.id in first_line_of:
             raise MemoryValidationError(
                 where, f"id {record.id!r} already appeared on line {first_line_of[record.id]}"

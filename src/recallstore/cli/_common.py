@@ -8,7 +8,9 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.errors import MemoryValidationError
+from recallstore.load import load_memory_store
 from recallstore.records import MemoryRecord, MemorySearchQuery
 from recallstore.store import MemoryStore, utc_now
 
@@ -38,33 +40,28 @@ def default_db() -> str:
     return os.environ.get(DB_ENV) or DEFAULT_DB
 
 
-def sqlite_path(target: str) -> Path | None:
-    """The file behind a ``--db`` value, or None for ``memory:`` and other URLs.
-
-    Mirrors ``load_memory_store``: a bare path or ``sqlite:///rel`` / ``sqlite:////abs``.
-    """
-    if target.startswith("sqlite:///"):
-        return Path(target.removeprefix("sqlite:///"))
-    if target == "memory:" or "://" in target:
-        return None
-    return Path(target)
+def store_file(store: MemoryStore) -> Path | None:
+    """The database file behind ``store``, or None when it has none (``memory:``)."""
+    return store.path if isinstance(store, SqliteMemoryStore) else None
 
 
 def open_store(target: str, *, must_exist: bool) -> MemoryStore:
     """The UNOPENED store for ``target``; refuses a missing file when ``must_exist``."""
-    from recallstore.load import load_memory_store
-
-    if not target.strip():
-        raise CliError("--db must not be empty", EXIT_USAGE)
-    path = sqlite_path(target)
+    store = load_memory_store(target)
+    path = store_file(store)
     if path is not None:
         if path.is_dir():
             raise CliError(f"--db {str(path)!r} is a directory, not a memory database file")
         if must_exist and not path.exists():
             raise CliError(f"no memory database at {str(path)!r} (check --db or ${DB_ENV})")
-        if not must_exist:
-            path.parent.mkdir(parents=True, exist_ok=True)
-    return load_memory_store(target)
+    return store
+
+
+def make_parent_directory(store: MemoryStore) -> None:
+    """Create the folder of ``store``'s file, so a first run can create the database."""
+    path = store_file(store)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
 
 
 def parse_scope(values: list[str] | None) -> dict[str, str]:
@@ -156,6 +153,6 @@ class ProgressBar:
             percent = 100 * self._done // self._total
             text = f"{self._label} [{bar}] {percent:3d}%  {self._done}/{self._total}"
         else:
-            text = f"{self._label} {self._done} records"
+            text = f"{self._label} {self._done} record{'' if self._done == 1 else 's'}"
         self._stream.write("\r" + text)
         self._stream.flush()

@@ -1,0 +1,220 @@
+"""The argparse tree and ``main``: every user mistake ends as one line and an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import NoReturn
+
+from recallstore.cli import _records, _server
+from recallstore.cli._common import DB_ENV, EXIT_FAILED, EXIT_USAGE, CliError, default_db
+from recallstore.errors import (
+    ConfigurationError,
+    MemoryValidationError,
+    MissingDependencyError,
+    RecallstoreError,
+)
+from recallstore.records import MEMORY_KINDS
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (no usage dump) raised as CliError."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CliError(f"{message} (see '{self.prog} --help')", EXIT_USAGE, prog=self.prog)
+
+
+def _db_option() -> _Parser:
+    parent = _Parser(add_help=False)
+    parent.add_argument(
+        "--db",
+        default=None,
+        metavar="PATH_OR_URL",
+        help=f"memory database: a file path, sqlite:///path or memory: "
+        f"(default: ${DB_ENV} or .recallstore/memory.db)",
+    )
+    return parent
+
+
+def _store_options() -> _Parser:
+    parent = _Parser(add_help=False, parents=[_db_option()])
+    parent.add_argument(
+        "--scope",
+        action="append",
+        metavar="KEY=VALUE",
+        help="only records whose scope contains this pair (repeatable)",
+    )
+    return parent
+
+
+def _filter_options() -> _Parser:
+    parent = _Parser(add_help=False)
+    parent.add_argument(
+        "--kind", action="append", choices=MEMORY_KINDS, help="only this kind (repeatable)"
+    )
+    parent.add_argument(
+        "--tag", action="append", help="only records carrying this tag (repeatable)"
+    )
+    parent.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    parent.add_argument(
+        "--all", action="store_true", help="include invalidated, superseded and expired records"
+    )
+    parent.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``recallstore`` command tree (documented, command by command, in docs/cli.md)."""
+    parser = _Parser(
+        prog="recallstore",
+        description="Cross-session memory for LLM agents: inspect, correct, move and watch it.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    db = _db_option()
+    store = _store_options()
+    filters = _filter_options()
+
+    demo = commands.add_parser(
+        "demo", parents=[db], help="run two scripted conversations with memory"
+    )
+    demo.set_defaults(handler=_server.run_demo_command)
+
+    serve = commands.add_parser(
+        "serve", parents=[db], help="open the memory lens dashboard on 127.0.0.1"
+    )
+    serve.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765)")
+    serve.add_argument("--token", help="access token (default: a fresh random one)")
+    serve.add_argument(
+        "--include-content",
+        action="store_true",
+        help="put record content and query text into streamed events (off by default)",
+    )
+    serve.set_defaults(handler=_server.run_serve)
+
+    listing = commands.add_parser(
+        "list", parents=[store, filters], help="list records, newest first"
+    )
+    listing.set_defaults(handler=_records.run_list)
+
+    search = commands.add_parser(
+        "search", parents=[store, filters], help="keyword search, best match first"
+    )
+    search.add_argument("query", metavar="QUERY", help="the search text")
+    search.set_defaults(handler=_records.run_search)
+
+    show = commands.add_parser(
+        "show", parents=[store], help="one record and its invalidation chain"
+    )
+    show.add_argument("id", metavar="ID", help="the record id")
+    show.add_argument("--json", action="store_true", help="print JSON instead of text")
+    show.set_defaults(handler=_records.run_show)
+
+    invalidate = commands.add_parser(
+        "invalidate", parents=[store], help="mark a record as no longer true"
+    )
+    invalidate.add_argument("id", metavar="ID", help="the record id")
+    invalidate.add_argument("--reason", help="why it is no longer true")
+    invalidate.set_defaults(handler=_records.run_invalidate)
+
+    delete = commands.add_parser("delete", parents=[store], help="forget a record completely")
+    delete.add_argument("id", metavar="ID", help="the record id")
+    delete.set_defaults(handler=_records.run_delete)
+
+    export = commands.add_parser(
+        "export", parents=[store], help="write records as JSONL, oldest first"
+    )
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    export.add_argument("--progress", action="store_true", help="draw a progress bar on stderr")
+    export.set_defaults(handler=_records.run_export)
+
+    import_ = commands.add_parser(
+        "import", parents=[store], help="insert exported JSONL records unchanged"
+    )
+    import_.add_argument("file", metavar="FILE", help="a JSONL export, or - for stdin")
+    import_.add_argument(
+        "--batch-size", type=int, default=500, help="records per transaction (default 500)"
+    )
+    import_.add_argument("--progress", action="store_true", help="draw a progress bar on stderr")
+    import_.set_defaults(handler=_records.run_import)
+
+    events = commands.add_parser("events", help="the event catalogue")
+    event_commands = events.add_subparsers(dest="events_command", metavar="COMMAND")
+    manifest = event_commands.add_parser(
+        "manifest", help="check or regenerate event_manifest.json and docs/events.md"
+    )
+    mode = manifest.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true", help="fail when the file is out of date")
+    mode.add_argument("--write", action="store_true", help="regenerate the file")
+    manifest.add_argument(
+        "--manifest",
+        default="event_manifest.json",
+        metavar="FILE",
+        help="the manifest file (default: ./event_manifest.json)",
+    )
+    manifest.add_argument(
+        "--docs",
+        default=os.path.join("docs", "events.md"),
+        metavar="FILE",
+        help="the events reference generated from it (default: ./docs/events.md)",
+    )
+    manifest.set_defaults(handler=_server.run_manifest)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``recallstore`` command; returns the process exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            # A bare `recallstore` or `recallstore events`: show what there is to run.
+            sub = parser if args.command is None else _subparser(parser, args.command)
+            sub.print_help(sys.stderr)
+            return EXIT_USAGE
+        if "db" in args and args.db is None:
+            args.db = default_db()
+        code: int = handler(args)
+        return code
+    except CliError as exc:
+        _fail(exc.prog, exc.message)
+        return exc.exit_code
+    except MissingDependencyError as exc:
+        _fail("recallstore", str(exc))
+        return EXIT_FAILED
+    except (ConfigurationError, MemoryValidationError) as exc:
+        _fail("recallstore", str(exc))
+        return EXIT_USAGE
+    except RecallstoreError as exc:
+        _fail("recallstore", str(exc))
+        return EXIT_FAILED
+    except UnicodeDecodeError as exc:
+        _fail("recallstore", f"input is not UTF-8 text: {exc.reason} at byte {exc.start}")
+        return EXIT_FAILED
+    except BrokenPipeError:
+        # `recallstore export | head`: the reader left; not an error worth a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return 130
+    except Exception:
+        # Anything else is a bug in recallstore: keep the traceback for the report.
+        traceback.print_exc()
+        return EXIT_FAILED
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser = action.choices[name]
+            return found
+    return parser
+
+
+def _fail(prog: str, message: str) -> None:
+    print(f"{prog}: error: {message}", file=sys.stderr)

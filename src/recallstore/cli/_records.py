@@ -1,0 +1,321 @@
+"""The record commands: list, search, show, invalidate, delete, export, import."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from recallstore.cli._common import (
+    CliError,
+    ProgressBar,
+    format_scope,
+    make_parent_directory,
+    one_line,
+    open_store,
+    parse_scope,
+    short_time,
+    status_of,
+)
+from recallstore.jsonl import (
+    EXPORT_EXTENSION,
+    IMPORT_EXTENSION,
+    export_jsonl,
+    filter_by_scope,
+    import_records,
+    iter_records,
+    read_jsonl,
+)
+from recallstore.records import MAX_LIMIT, MemoryHit, MemoryRecord, MemorySearchQuery
+from recallstore.store import MemoryStore, scope_matches
+
+
+def _count_records(count: int) -> str:
+    return f"{count} record" if count == 1 else f"{count} records"
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _print_rows(hits: Sequence[MemoryHit], *, with_score: bool) -> None:
+    if not hits:
+        print("(no matching memories)")
+        return
+    for hit in hits:
+        record = hit.record
+        score = f"{hit.score:9.4g}  " if with_score and hit.score is not None else ""
+        print(
+            f"{record.id}  {score}{record.kind:<10}  {status_of(record):<10}  "
+            f"{short_time(record)}  {format_scope(record.scope)}  {one_line(record.content, 72)}"
+        )
+
+
+def _query_from(args: argparse.Namespace, text: str | None) -> MemorySearchQuery:
+    return MemorySearchQuery(
+        query=text,
+        scope=parse_scope(args.scope),
+        kinds=tuple(args.kind) if args.kind else None,
+        tags=tuple(args.tag) if args.tag else None,
+        limit=args.limit,
+        include_invalidated=args.all,
+        include_expired=args.all,
+    )
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """``recallstore list``: the newest records first."""
+    return _run_search(args, None)
+
+
+def run_search(args: argparse.Namespace) -> int:
+    """``recallstore search QUERY``: keyword search, best match first."""
+    if not args.query.strip():
+        raise CliError("search needs query text (use 'recallstore list' to list records)", 2)
+    return _run_search(args, args.query)
+
+
+def _run_search(args: argparse.Namespace, text: str | None) -> int:
+    query = _query_from(args, text)
+
+    async def go() -> list[MemoryHit]:
+        async with open_store(args.db, must_exist=True) as store:
+            return await store.search(query)
+
+    hits = asyncio.run(go())
+    if args.json:
+        if text is None:
+            _print_json([hit.record.model_dump(mode="json") for hit in hits])
+        else:
+            _print_json([hit.model_dump(mode="json") for hit in hits])
+    else:
+        _print_rows(hits, with_score=text is not None)
+    return 0
+
+
+async def _get_in_scope(store: MemoryStore, record_id: str, scope: dict[str, str]) -> MemoryRecord:
+    record = await store.get(record_id)
+    if record is None or not scope_matches(record.scope, scope):
+        raise CliError(
+            f"no memory record with id {record_id!r}" + (" in this scope" if scope else "")
+        )
+    return record
+
+
+async def _predecessors(store: MemoryStore, record: MemoryRecord) -> dict[str, MemoryRecord]:
+    """Successor id → the record it superseded, among records sharing ``record``'s scope."""
+    found: dict[str, MemoryRecord] = {}
+    if EXPORT_EXTENSION in store.capabilities().extensions:
+        async for other in iter_records(store, record.scope):
+            if other.superseded_by is not None:
+                found[other.superseded_by] = other
+        return found
+    query = MemorySearchQuery(
+        scope=record.scope, limit=MAX_LIMIT, include_invalidated=True, include_expired=True
+    )
+    for hit in await store.search(query):
+        if hit.record.superseded_by is not None:
+            found[hit.record.superseded_by] = hit.record
+    return found
+
+
+async def invalidation_chain(store: MemoryStore, record: MemoryRecord) -> list[MemoryRecord]:
+    """The supersede chain through ``record``, oldest first (``record`` itself included).
+
+    Walks back to what it superseded and forward along ``superseded_by``.
+    """
+    seen = {record.id}
+    earlier: list[MemoryRecord] = []
+    predecessors = await _predecessors(store, record)
+    current = record
+    while (previous := predecessors.get(current.id)) is not None and previous.id not in seen:
+        seen.add(previous.id)
+        earlier.append(previous)
+        current = previous
+    later: list[MemoryRecord] = []
+    current = record
+    while current.superseded_by is not None and current.superseded_by not in seen:
+        successor = await store.get(current.superseded_by)
+        if successor is None:
+            break
+        seen.add(successor.id)
+        later.append(successor)
+        current = successor
+    return [*reversed(earlier), record, *later]
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """``recallstore show ID``: one record and its invalidation chain."""
+    scope = parse_scope(args.scope)
+
+    async def go() -> tuple[MemoryRecord, list[MemoryRecord]]:
+        async with open_store(args.db, must_exist=True) as store:
+            record = await _get_in_scope(store, args.id, scope)
+            return record, await invalidation_chain(store, record)
+
+    record, chain = asyncio.run(go())
+    if args.json:
+        _print_json(
+            {
+                "record": record.model_dump(mode="json"),
+                "chain": [item.model_dump(mode="json") for item in chain],
+            }
+        )
+        return 0
+    _print_record(record)
+    if len(chain) > 1:
+        print("\nchain (oldest first):")
+        for item in chain:
+            marker = "*" if item.id == record.id else " "
+            print(
+                f"  {marker} {item.id}  {status_of(item):<10}  {short_time(item)}  "
+                f"{one_line(item.content, 60)}"
+            )
+    return 0
+
+
+def _stamp(value: Any) -> str:
+    return "-" if value is None else value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _print_record(record: MemoryRecord) -> None:
+    status = status_of(record)
+    if record.superseded_by is not None:
+        status += f" by {record.superseded_by} at {_stamp(record.invalid_at)}"
+    elif record.invalid_at is not None:
+        status += f" at {_stamp(record.invalid_at)}"
+        if record.invalid_reason:
+            status += f" ({record.invalid_reason})"
+    provenance = "-"
+    if record.provenance is not None:
+        parts = record.provenance.model_dump(exclude_none=True)
+        provenance = " ".join(f"{key}={value}" for key, value in parts.items()) or "-"
+    rows = [
+        ("id", record.id),
+        ("kind", record.kind),
+        ("scope", format_scope(record.scope)),
+        ("status", status),
+        ("created", _stamp(record.created_at)),
+        ("updated", _stamp(record.updated_at)),
+        ("expires", _stamp(record.expires_at)),
+        ("tags", ", ".join(record.tags) or "-"),
+        ("provenance", provenance),
+    ]
+    if record.target is not None:
+        rows.append(("target", json.dumps(record.target.model_dump(mode="json"))))
+    if record.payload is not None:
+        rows.append(("payload", json.dumps(record.payload, ensure_ascii=False)))
+    for label, value in rows:
+        print(f"{label + ':':<12}{value}")
+    print("content:")
+    for line in record.content.splitlines():
+        print(f"  {line}")
+
+
+def run_invalidate(args: argparse.Namespace) -> int:
+    """``recallstore invalidate ID``: mark a record no longer true (kept for the audit trail)."""
+    scope = parse_scope(args.scope)
+
+    async def go() -> bool:
+        async with open_store(args.db, must_exist=True) as store:
+            record = await _get_in_scope(store, args.id, scope)
+            if record.invalid_at is not None:
+                return False
+            await store.invalidate(args.id, args.reason)
+            return True
+
+    if asyncio.run(go()):
+        print(f"invalidated {args.id}")
+    else:
+        print(f"{args.id} was already invalid; nothing changed")
+    return 0
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    """``recallstore delete ID``: forget a record completely."""
+    scope = parse_scope(args.scope)
+
+    async def go() -> None:
+        async with open_store(args.db, must_exist=True) as store:
+            await _get_in_scope(store, args.id, scope)
+            await store.delete(args.id)
+
+    asyncio.run(go())
+    print(f"deleted {args.id}")
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """``recallstore export``: every matching record as JSONL, oldest first."""
+    scope = parse_scope(args.scope)
+    to_stdout = args.output in (None, "-")
+    bar = ProgressBar("exporting", total=None, enabled=ProgressBar.wanted(args.progress))
+
+    async def go(out: TextIO) -> int:
+        async with open_store(args.db, must_exist=True) as store:
+            return await export_jsonl(store, out, scope=scope, progress=bar.update)
+
+    if to_stdout:
+        count = asyncio.run(go(sys.stdout))
+        sys.stdout.flush()
+        destination = "stdout"
+    else:
+        target = Path(args.output)
+        if target.is_dir():
+            raise CliError(f"--output {str(target)!r} is a directory")
+        partial = target.with_name(target.name + ".partial")
+        try:
+            # Write beside the target and rename, so a crash never leaves half a file.
+            with partial.open("w", encoding="utf-8") as out:
+                count = asyncio.run(go(out))
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
+        destination = str(target)
+    bar.close()
+    print(f"exported {_count_records(count)} to {destination}", file=sys.stderr)
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """``recallstore import FILE``: insert exported records unchanged."""
+    scope = parse_scope(args.scope)
+    if args.batch_size < 1:
+        raise CliError(f"--batch-size must be at least 1, got {args.batch_size}", 2)
+    if args.file == "-":
+        records = read_jsonl(sys.stdin, source="<stdin>")
+    else:
+        source = Path(args.file)
+        if not source.is_file():
+            raise CliError(f"no such file: {str(source)!r}")
+        with source.open(encoding="utf-8") as lines:
+            records = read_jsonl(lines, source=str(source))
+    if scope:
+        records = filter_by_scope(records, scope)
+    bar = ProgressBar("importing", total=len(records), enabled=ProgressBar.wanted(args.progress))
+
+    store = open_store(args.db, must_exist=False)
+    if IMPORT_EXTENSION not in store.capabilities().extensions:
+        raise CliError(
+            f"{args.db} cannot take a lossless import: its store ({type(store).__name__}) "
+            f"lacks the '{IMPORT_EXTENSION}' extension"
+        )
+    make_parent_directory(store)
+
+    async def go() -> tuple[int, int]:
+        async with store:
+            result = await import_records(
+                store, records, batch_size=args.batch_size, progress=bar.update
+            )
+            return result.inserted, result.skipped
+
+    inserted, skipped = asyncio.run(go())
+    bar.close()
+    note = f" ({skipped} already present)" if skipped else ""
+    print(f"imported {_count_records(inserted)}{note} into {args.db}", file=sys.stderr)
+    return 0

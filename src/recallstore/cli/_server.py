@@ -1,0 +1,120 @@
+"""The commands around the library: demo, serve (the memory lens) and events manifest."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import secrets
+import socket
+import sys
+from pathlib import Path
+
+from recallstore.cli._common import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    CliError,
+    make_parent_directory,
+    open_store,
+    store_file,
+)
+from recallstore.errors import MissingDependencyError
+
+_HOST = "127.0.0.1"
+
+
+def run_demo_command(args: argparse.Namespace) -> int:
+    """``recallstore demo``: two scripted conversations on a SQLite file."""
+    store = open_store(args.db, must_exist=False)
+    path = store_file(store)
+    if path is None:
+        raise CliError(f"demo needs a database file (a path or sqlite:/// URL), got {args.db!r}", 2)
+    from recallstore.demo import run_demo
+
+    make_parent_directory(store)
+    asyncio.run(run_demo(path))
+    return 0
+
+
+def run_manifest(args: argparse.Namespace) -> int:
+    """``recallstore events manifest --check|--write``: the manifest and docs/events.md."""
+    from recallstore.events.manifest import (
+        check_events_doc,
+        check_manifest,
+        write_events_doc,
+        write_manifest,
+    )
+
+    manifest, docs = Path(args.manifest), Path(args.docs)
+    if args.write:
+        write_manifest(manifest)
+        docs.parent.mkdir(parents=True, exist_ok=True)
+        write_events_doc(docs)
+        print(f"wrote {manifest} and {docs}")
+        return 0
+    differences = check_manifest(manifest) + check_events_doc(docs)
+    if not differences:
+        print(f"{manifest} and {docs} are up to date")
+        return 0
+    for difference in differences:
+        print(f"  {difference}", file=sys.stderr)
+    raise CliError(
+        f"the event manifest is out of date ({len(differences)} differences); "
+        "regenerate it with 'recallstore events manifest --write'",
+        EXIT_FAILED,
+    )
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """``recallstore serve``: the memory lens dashboard and its event stream, on loopback."""
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port must be between 0 and 65535, got {args.port}", EXIT_USAGE)
+    if args.token is not None and not args.token.strip():
+        raise CliError("--token must not be empty", EXIT_USAGE)
+    try:
+        import uvicorn
+
+        from recallstore.dashboard import create_dashboard_app
+        from recallstore.events import EventBus, ObservedMemoryStore
+    except ImportError as exc:
+        if isinstance(exc, MissingDependencyError):
+            raise
+        raise MissingDependencyError("recallstore serve", "server") from exc
+
+    token = args.token or secrets.token_urlsafe(24)
+    store = open_store(args.db, must_exist=True)
+    try:
+        listener = socket.create_server((_HOST, args.port))
+    except OSError as exc:
+        raise CliError(f"cannot listen on {_HOST}:{args.port}: {exc.strerror}") from None
+
+    async def serve() -> None:
+        async with store:
+            bus = EventBus()
+            observed = ObservedMemoryStore(
+                store,
+                bus,
+                include_content=args.include_content,
+                include_query_text=args.include_content,
+            )
+            app = create_dashboard_app(observed, bus, token=token)
+            config = uvicorn.Config(app, log_level="warning", lifespan="on")
+            server = uvicorn.Server(config)
+            task = asyncio.create_task(server.serve(sockets=[listener]))
+            # uvicorn exposes readiness only as a flag; poll it (the task ends on failure).
+            while not server.started and not task.done():  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+            if server.started:
+                port = listener.getsockname()[1]
+                print(f"Memory lens: http://{_HOST}:{port}/?token={token}", flush=True)
+                print(f"Serving {args.db}; press Ctrl+C to stop.", flush=True)
+            await task
+
+    try:
+        asyncio.run(serve())
+    except KeyboardInterrupt:
+        # uvicorn shuts down cleanly on Ctrl+C, then re-raises it: that is the normal stop.
+        pass
+    finally:
+        listener.close()
+    print("Stopped.", flush=True)
+    return 0

@@ -1,0 +1,89 @@
+"""Every example runs offline as `python examples/X.py` and does what it says."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def run_example(name: str, *args: str | Path) -> str:
+    completed = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *(str(arg) for arg in args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "Traceback" not in completed.stderr
+    return completed.stdout
+
+
+def _between(text: str, start: str, end: str) -> str:
+    return text[text.index(start) : text.index(end, text.index(start))]
+
+
+def test_every_example_is_tested() -> None:
+    tested = {"agent_loop.py", "host_with_sse.py", "two_conversations.py"}
+    assert {path.name for path in EXAMPLES.glob("*.py")} <= tested
+
+
+def test_agent_loop_recalls_the_corrected_fact(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    out = run_example("agent_loop.py", db)
+    first, second = out.split("=== conversation-2 ===")
+    assert "(nothing recalled)" in first
+    assert '"supersedes"' in first
+    block = _between(second, "<recalled_memories>", "</recalled_memories>")
+    assert "Works on the payments team." in block
+    assert "billing" not in block
+    assert "Prefers metric units." in block
+    assert "'payments team' in its system prompt: True" in out
+    assert "'billing team' in its system prompt:  False" in out
+    assert db.is_file()
+
+
+def test_agent_loop_leaves_the_chain_in_the_database(tmp_path: Path) -> None:
+    import json
+
+    db = tmp_path / "memory.db"
+    run_example("agent_loop.py", db)
+    listed = subprocess.run(
+        [sys.executable, "-m", "recallstore", "list", "--db", str(db), "--all", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    records = {r["content"]: r for r in json.loads(listed.stdout)}
+    billing = records["Works on the billing team."]
+    payments = records["Works on the payments team."]
+    assert billing["superseded_by"] == payments["id"]
+    assert payments["provenance"]["conversation_id"] == "conversation-1"
+
+
+def test_host_with_sse_streams_events_to_an_authorised_client() -> None:
+    out = run_example("host_with_sse.py")
+    assert "GET /health -> {'ok': True}" in out
+    assert "without the token -> 401" in out
+    assert "with the token -> 200, streaming:" in out
+    events = re.findall(r"event #(\d+): (agent\.memory\.\w+)\s+conversation=(\S+)", out)
+    kinds = {kind for _, kind, _ in events}
+    assert kinds == {"agent.memory.write", "agent.memory.search", "agent.memory.recall"}
+    assert {conversation for _, _, conversation in events} == {"conversation-1", "conversation-2"}
+    ids = [int(number) for number, _, _ in events]
+    assert ids == sorted(ids)
+    assert "recalled ['My favourite editor is Helix.']" in out
+    assert "'Helix' in any event: False" in out
+
+
+def test_two_conversations_example_recalls_the_correction() -> None:
+    out = run_example("two_conversations.py")
+    block = _between(out, "<recalled_memories>", "</recalled_memories>")
+    assert "Ana lives in Lisbon" in block
+    assert "Ana lives in Berlin." not in block
+    assert "allergic to peanuts" in block
