@@ -25,6 +25,7 @@ __all__ = [
     "Clock",
     "MemoryStore",
     "MonotonicClock",
+    "StoreLifecycle",
     "SupportsExportRecords",
     "SupportsImportRecords",
     "check_import_batch",
@@ -84,6 +85,28 @@ class MemoryStore(Protocol):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None: ...
+
+
+class StoreLifecycle:
+    """``async with store:`` opens a store and closes it; a backend supplies both halves."""
+
+    async def open(self) -> None:
+        """Make the store usable; a no-op when it already is."""
+
+    async def aclose(self) -> None:
+        """Release the store's resources; later calls raise StoreUnavailableError."""
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
 
 
 def scope_matches(record_scope: Mapping[str, str], scope_filter: Mapping[str, str]) -> bool:

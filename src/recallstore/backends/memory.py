@@ -10,8 +10,6 @@ import asyncio
 import math
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
-from types import TracebackType
-from typing import Self
 
 from recallstore._text import query_terms, tokenize
 from recallstore.errors import MemoryConflictError, MemoryNotFoundError, StoreUnavailableError
@@ -28,6 +26,7 @@ from recallstore.store import (
     IMPORT_EXTENSION,
     Clock,
     MonotonicClock,
+    StoreLifecycle,
     check_import_batch,
     new_record_id,
     newest_timestamp,
@@ -42,7 +41,7 @@ _K1 = 1.2
 _B = 0.75
 
 
-class InMemoryMemoryStore:
+class InMemoryMemoryStore(StoreLifecycle):
     """A process-local ``MemoryStore``; everything is lost when the process exits."""
 
     def __init__(self, *, clock: Clock = utc_now) -> None:
@@ -53,17 +52,9 @@ class InMemoryMemoryStore:
         self._lock = asyncio.Lock()
         self._closed = False
 
-    async def __aenter__(self) -> Self:
+    async def open(self) -> None:
+        """Make the store usable (again); its records stay as they were."""
         self._closed = False
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         """Close the store; later calls raise :class:`StoreUnavailableError`."""

@@ -14,8 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 from recallstore._text import query_terms, tokenize
 from recallstore.errors import (
@@ -39,6 +38,7 @@ from recallstore.store import (
     IMPORT_EXTENSION,
     Clock,
     MonotonicClock,
+    StoreLifecycle,
     check_import_batch,
     new_record_id,
     newest_timestamp,
@@ -125,7 +125,7 @@ def _tsquery_operand(term: str) -> str:
     return f"'{term}'"
 
 
-class PostgresMemoryStore:
+class PostgresMemoryStore(StoreLifecycle):
     """A ``MemoryStore`` on PostgreSQL (13+), in its own schema of one database."""
 
     def __init__(
@@ -155,18 +155,6 @@ class PostgresMemoryStore:
             "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
             f"to_tsvector({self._config}, %s))"
         )
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def open(self) -> None:
         """Connect, refuse a newer schema, and apply pending migrations."""

@@ -22,8 +22,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Final, Literal, Self
+from typing import Any, Final, Literal
 
 import aiosqlite
 
@@ -49,6 +48,7 @@ from recallstore.store import (
     IMPORT_EXTENSION,
     Clock,
     MonotonicClock,
+    StoreLifecycle,
     check_import_batch,
     new_record_id,
     newest_timestamp,
@@ -71,7 +71,7 @@ _JSON_COLUMNS: Final = frozenset({"scope", "tags", "provenance", "target", "payl
 _COLUMN_NAMES: Final = tuple(name.strip() for name in _COLUMNS.split(","))
 
 
-class SqliteMemoryStore:
+class SqliteMemoryStore(StoreLifecycle):
     """A durable ``MemoryStore`` in one SQLite file; several stores may share the file.
 
     Use as ``async with SqliteMemoryStore(path) as store:`` (or ``await store.open()``
@@ -109,18 +109,6 @@ class SqliteMemoryStore:
     @property
     def _target(self) -> str:
         return str(self.path)
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def open(self) -> None:
         """Open (creating and migrating if needed) the database; a no-op when open.
