@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from recallstore.errors import ConfigurationError
-from recallstore.prompt import Awareness, Manual, RenderContext
+from recallstore.prompt import Awareness, RenderContext
 from recallstore.recall import (
     DEFAULT_BUDGET_CHARS,
     DEFAULT_PROFILE_LIMIT,
@@ -40,7 +40,7 @@ class MemoryInstance:
     @property
     def manual(self) -> str:
         """The standing memory instruction for the system prompt."""
-        return Manual.render(tool.name for tool in self.toolbox.tools)
+        return self.toolbox.manual
 
     @property
     def instructions(self) -> str:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Literal, Self, get_args
+from typing import Annotated, Any, ClassVar, Literal, Self, get_args
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -116,12 +117,45 @@ class _Contract(BaseModel):
             raise _to_validation_error(exc) from None
 
 
-def _check_text(value: str, what: str, max_chars: int) -> str:
+def _check_storable(value: str, what: str) -> str:
+    # Neither SQLite nor Postgres can store NUL or a lone surrogate (which json.loads
+    # makes of "\ud800"), so the contract refuses them for every backend alike.
     if "\x00" in value:
         raise ValueError(f"{what} must not contain NUL characters")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{what} must be valid Unicode (no lone surrogates)") from None
+    return value
+
+
+def _check_text(value: str, what: str, max_chars: int) -> str:
+    _check_storable(value, what)
     if len(value) > max_chars:
         raise ValueError(f"{what} is {len(value)} characters; the maximum is {max_chars}")
     return value
+
+
+def _storable_text(value: str) -> str:
+    return _check_storable(value, "the value")
+
+
+def _storable_json(value: JsonValue) -> JsonValue:
+    if isinstance(value, str):
+        _check_storable(value, "a string in payload")
+    elif isinstance(value, list):
+        for item in value:
+            _storable_json(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_storable(key, "a key in payload")
+            _storable_json(item)
+    return value
+
+
+_Text = Annotated[str, AfterValidator(_storable_text)]
+"""A string every backend can store: no NUL, no lone surrogate."""
 
 
 def _canonical_scope(value: Any) -> dict[str, str]:
@@ -186,16 +220,16 @@ def check_invalid_reason(reason: str | None) -> str | None:
 class Provenance(_Contract):
     """Where a memory came from: the conversation, run and author that wrote it."""
 
-    conversation_id: str | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
-    run_id: str | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
-    author: str | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
+    conversation_id: _Text | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
+    run_id: _Text | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
+    author: _Text | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
 
 
 class MemoryTarget(_Contract):
     """A typed pointer for a later promotion layer; stored and returned untouched."""
 
-    section: str = Field(min_length=1, max_length=_MAX_ID_CHARS)
-    key: str | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
+    section: _Text = Field(min_length=1, max_length=_MAX_ID_CHARS)
+    key: _Text | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
 
 
 class _WritableFields(_Contract):
@@ -206,7 +240,7 @@ class _WritableFields(_Contract):
     provenance: Provenance | None = None
     expires_at: datetime | None = None
     target: MemoryTarget | None = None
-    payload: JsonValue | None = None
+    payload: Annotated[JsonValue, AfterValidator(_storable_json)] | None = None
     supports: tuple[Provenance, ...] = ()
 
     @field_validator("scope", mode="before")
@@ -250,12 +284,12 @@ class MemoryWriteInput(_WritableFields):
 class MemoryRecord(_WritableFields):
     """A stored memory: a fact with provenance and validity, never a scored row."""
 
-    id: str = Field(min_length=1, max_length=_MAX_ID_CHARS)
+    id: _Text = Field(min_length=1, max_length=_MAX_ID_CHARS)
     created_at: datetime
     updated_at: datetime
     invalid_at: datetime | None = None
-    invalid_reason: str | None = Field(default=None, max_length=MAX_REASON_CHARS)
-    superseded_by: str | None = None
+    invalid_reason: _Text | None = Field(default=None, max_length=MAX_REASON_CHARS)
+    superseded_by: _Text | None = Field(default=None, min_length=1, max_length=_MAX_ID_CHARS)
 
     @field_validator("created_at", "updated_at", "invalid_at")
     @classmethod

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
-from recallstore.errors import MemoryValidationError
+from recallstore.errors import MemoryConflictError, MemoryValidationError
 from recallstore.records import (
     MemoryHit,
     MemoryRecord,
@@ -29,9 +29,11 @@ __all__ = [
     "SupportsExportRecords",
     "SupportsImportRecords",
     "check_import_batch",
+    "is_storable_id",
     "new_record_id",
     "newest_timestamp",
     "record_from_input",
+    "records_to_import",
     "scope_matches",
     "utc_now",
 ]
@@ -114,6 +116,20 @@ def scope_matches(record_scope: Mapping[str, str], scope_filter: Mapping[str, st
     return all(record_scope.get(key) == value for key, value in scope_filter.items())
 
 
+def is_storable_id(record_id: str) -> bool:
+    """False for a string no stored record can have as its id (NUL, a lone surrogate).
+
+    SQL backends cannot even bind such a string, so they answer "absent" without asking.
+    """
+    if "\x00" in record_id:
+        return False
+    try:
+        record_id.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 _id_lock = threading.Lock()
 _last_id_ms = 0
@@ -164,8 +180,10 @@ class MonotonicClock:
             self._last = now
             return now
 
-    def observe(self, moment: datetime) -> None:
+    def observe(self, moment: datetime | None) -> None:
         """Never hand out a time at or before ``moment`` (e.g. the newest stored record)."""
+        if moment is None:
+            return
         with self._lock:
             if self._last is None or moment > self._last:
                 self._last = moment
@@ -230,6 +248,24 @@ def check_import_batch(records: Sequence[MemoryRecord]) -> None:
             raise MemoryValidationError(
                 f"records[{index}].updated_at", "updated_at is before created_at", record.updated_at
             )
+
+
+def records_to_import(
+    records: Sequence[MemoryRecord], stored: Mapping[str, MemoryRecord]
+) -> list[MemoryRecord]:
+    """The records of an import batch that are not stored yet, in batch order.
+
+    ``stored`` maps the batch's ids that the store already holds to the stored record:
+    an identical one is skipped, a different one raises :class:`MemoryConflictError`.
+    """
+    fresh = []
+    for record in records:
+        existing = stored.get(record.id)
+        if existing is None:
+            fresh.append(record)
+        elif existing != record:
+            raise MemoryConflictError(record.id, "a different record with this id already exists")
+    return fresh
 
 
 def newest_timestamp(records: Sequence[MemoryRecord]) -> datetime | None:

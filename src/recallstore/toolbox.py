@@ -26,6 +26,7 @@ from recallstore.records import (
     MemorySearchQuery,
     MemoryWriteInput,
     Provenance,
+    check_invalid_reason,
 )
 from recallstore.store import MemoryStore, scope_matches
 from recallstore.tools import (
@@ -414,6 +415,10 @@ class MemoryToolbox:
         return await self._find(None, args.kinds, args.tags, args.limit)
 
     async def _invalidate(self, args: InvalidateArguments) -> InvalidateResult:
+        try:
+            check_invalid_reason(args.reason)
+        except MemoryValidationError as exc:
+            raise ToolFailure("invalid_arguments", str(exc), ["reason"]) from None
         await self._get_in_scope(args.id, "id")
         try:
             with self._context():

@@ -148,6 +148,8 @@ class Tool(Generic[ArgsT, ResultT]):
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
                 return error_result("invalid_arguments", f"arguments are not valid JSON: {exc}")
+            except RecursionError:
+                return error_result("invalid_arguments", "arguments are nested too deeply")
         if not isinstance(arguments, Mapping):
             return error_result(
                 "invalid_arguments",

@@ -242,6 +242,27 @@ async def test_bad_arguments_come_back_as_structured_errors(
     assert await everything(store) == []
 
 
+async def test_nul_characters_come_back_as_structured_errors(
+    store: MemoryStore, alice: MemoryToolbox
+) -> None:
+    saved = await alice.call("memory_save", {"content": "Lives in Berlin."})
+    record_id = saved["memory"]["id"]
+    before = await everything(store)
+    reason = await alice.call("memory_invalidate", {"id": record_id, "reason": "moved\x00away"})
+    assert_invalid(reason, "reason")
+    assert_invalid(await alice.call("memory_save", {"content": "a\x00b"}), "content")
+    assert_invalid(await alice.call("memory_list", {"tags": ["a\x00"]}), "tags")
+    for tool, arguments, field in (
+        ("memory_invalidate", {"id": record_id + "\x00"}, "id"),
+        ("memory_save", {"content": "x", "supersedes": "\x00" + record_id}, "supersedes"),
+    ):
+        result = await alice.call(tool, arguments)
+        assert result["ok"] is False
+        assert result["error"]["code"] == "not_found"
+        assert result["error"]["fields"] == [field]
+    assert await everything(store) == before
+
+
 async def test_null_means_the_default(store: MemoryStore, alice: MemoryToolbox) -> None:
     result = await alice.call(
         "memory_save", {"content": "Uses vim.", "kind": None, "tags": None, "supersedes": None}
@@ -253,10 +274,15 @@ async def test_null_means_the_default(store: MemoryStore, alice: MemoryToolbox) 
 
 
 async def test_arguments_that_are_not_an_object(alice: MemoryToolbox) -> None:
-    for arguments in ("[1, 2]", "{not json", 7):
+    deep = "[" * 100_000 + "]" * 100_000
+    for arguments in ("[1, 2]", "{not json", 7, deep, '{"tags": ' + deep + "}"):
         result = await alice.call("memory_list", arguments)  # type: ignore[arg-type]
         assert result["ok"] is False
         assert result["error"]["code"] == "invalid_arguments"
+    nested: list[Any] = []
+    for _ in range(100_000):
+        nested = [nested]
+    assert_invalid(await alice.call("memory_list", {"tags": nested}), "tags.0")
 
 
 async def test_an_empty_scope_is_refused(store: MemoryStore) -> None:

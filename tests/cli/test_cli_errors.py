@@ -106,3 +106,29 @@ def test_database_that_is_not_sqlite(process, tmp_path) -> None:
 def test_database_path_is_a_directory(process, tmp_path) -> None:
     result = process("list", "--db", tmp_path)
     assert_one_line_error(result, 1, "is a directory")
+
+
+def test_export_into_a_missing_folder(process, seeded, tmp_path) -> None:
+    target = tmp_path / "nowhere" / "out.jsonl"
+    result = process("export", "--db", seeded.path, "-o", target)
+    assert_one_line_error(result, 1, f"--output '{target}': no folder '{target.parent}'")
+    assert not target.parent.exists()
+
+
+def test_a_database_folder_that_cannot_be_created(process, seeded, tmp_path) -> None:
+    exported = tmp_path / "memory.jsonl"
+    assert process("export", "--db", seeded.path, "-o", exported).code == 0
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where a folder should be")
+    result = process("import", exported, "--db", blocker / "memory.db")
+    assert_one_line_error(result, 1, str(blocker))
+
+
+def test_import_names_an_unusable_input_file(process, tmp_path) -> None:
+    result = process("import", tmp_path, "--db", tmp_path / "m.db")
+    assert_one_line_error(result, 1, f"'{tmp_path}' is a directory")
+    binary = tmp_path / "photo.jsonl"
+    binary.write_bytes(b'{"id": "x"}\n\xff\xd8\xff\xe0 not text\n')
+    result = process("import", binary, "--db", tmp_path / "m.db")
+    assert_one_line_error(result, 1, f"{binary}: not UTF-8 text")
+    assert not (tmp_path / "m.db").exists()

@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-OWNED = ["index.md", "concepts.md", "quickstart.md", "store-protocol.md", "security.md", "cli.md"]
+OWNED = [
+    "index.md",
+    "concepts.md",
+    "quickstart.md",
+    "store-protocol.md",
+    "security.md",
+    "cli.md",
+    "dashboard.md",
+]
 
 
 def python_blocks(name: str) -> list[str]:

@@ -136,3 +136,56 @@ def test_read_commands_never_create_a_database(cli, tmp_path, command) -> None:
         f"recallstore: error: no memory database at '{missing}' (check --db or $RECALLSTORE_DB)\n"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_show_finds_a_predecessor_older_than_a_thousand_records(cli, tmp_path) -> None:
+    import asyncio
+
+    from recallstore import MemoryWriteInput
+    from recallstore.backends.sqlite import SqliteMemoryStore
+
+    path = tmp_path / "busy.db"
+
+    async def fill() -> tuple[str, str]:
+        async with SqliteMemoryStore(path) as store:
+            [old] = await store.write([MemoryWriteInput(scope={"u": "1"}, content="old")])
+            [new] = await store.write(
+                [MemoryWriteInput(scope={"u": "1"}, content="new", supersedes=old.id)]
+            )
+            await store.write(
+                [MemoryWriteInput(scope={"u": "1"}, content=f"n {i}") for i in range(1000)]
+            )
+        return old.id, new.id
+
+    old_id, new_id = asyncio.run(fill())
+    shown = json.loads(cli("show", new_id, "--db", path, "--json").out)
+    assert [record["id"] for record in shown["chain"]] == [old_id, new_id]
+
+
+def test_terminal_control_characters_in_memory_are_shown_not_obeyed(cli, tmp_path) -> None:
+    import asyncio
+
+    from recallstore import MemoryWriteInput
+    from recallstore.backends.sqlite import SqliteMemoryStore
+
+    path = tmp_path / "hostile.db"
+    hostile = "fine\x1b[2J\x1b]0;title\x07\x9b31m"
+
+    async def fill() -> str:
+        async with SqliteMemoryStore(path) as store:
+            [record] = await store.write(
+                [MemoryWriteInput(scope={"u": "\x1b[8m"}, content=hostile, tags=["\x1b[1m"])]
+            )
+        return record.id
+
+    record_id = asyncio.run(fill())
+    for output in (
+        cli("list", "--db", path).out,
+        cli("search", "fine", "--db", path).out,
+        cli("show", record_id, "--db", path).out,
+    ):
+        assert not any(char in output for char in "\x1b\x07\x9b")
+        assert "fine\\x1b[2J\\x1b]0;title\\x07\\x9b31m" in output
+    assert json.loads(cli("show", record_id, "--db", path, "--json").out)["record"]["content"] == (
+        hostile
+    )

@@ -105,3 +105,17 @@ async def test_the_chain_is_walked_both_ways_and_survives_a_deleted_link(
     single = await supersede_chain(store, await write("alone"))
     assert single.is_single
     assert [link.id for link in single.links] == [single.current.id]
+
+
+async def test_a_complete_walk_finds_predecessors_beyond_the_newest_listing(
+    store: ObservedMemoryStore,
+) -> None:
+    [old] = await store.write([MemoryWriteInput(scope=SCOPE, content="old")])
+    [new] = await store.write([MemoryWriteInput(scope=SCOPE, content="new", supersedes=old.id)])
+    await store.write([MemoryWriteInput(scope=SCOPE, content=f"later {i}") for i in range(1000)])
+
+    # The page view looks at the newest 1000 records of the scope only (documented)...
+    assert (await supersede_chain(store, new)).is_single
+    # ...the command line's walk reads them all.
+    complete = await supersede_chain(store, new, complete=True)
+    assert [link.id for link in complete.links] == [old.id, new.id]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 
 import pytest
@@ -220,3 +221,27 @@ async def test_concurrent_publishers_deliver_ids_in_order_to_every_subscriber() 
     for subscription in subscriptions:
         ids = [event.id for event in drain(subscription)]  # type: ignore[union-attr]
         assert ids == list(range(1, 1001))
+
+
+def test_a_subscription_whose_event_loop_closed_is_dropped_by_the_next_publish() -> None:
+    bus = EventBus()
+    subscription = bus.subscribe()
+    other = bus.subscribe()
+
+    async def wait_then_give_up() -> None:
+        waiter = asyncio.ensure_future(anext(subscription))
+        await asyncio.sleep(0)  # the waiter now sleeps on this loop
+        waiter.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiter
+
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(wait_then_give_up())
+    loop.close()
+    published = bus.publish(write_event())  # no running loop here, the consumer's is closed
+    assert published.id == 1
+    assert subscription.closed
+    assert bus.stats().subscriptions == 1
+    assert [event.id for event in drain(other)] == [1]  # type: ignore[union-attr]
+    bus.publish(write_event())
+    assert [event.id for event in drain(other)] == [2]  # type: ignore[union-attr]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from recallstore import (
+    ConfigurationError,
+    InMemoryMemoryStore,
     MemoryConflictError,
     MemoryNotFoundError,
     MemorySearchQuery,
@@ -21,7 +23,10 @@ from recallstore.events import (
     MemoryWriteData,
     ObservedMemoryStore,
 )
+from recallstore.jsonl import iter_records
 from recallstore.recall import RecallObserver, assemble_recall
+from recallstore.records import MemoryStoreCapabilities
+from recallstore.store import SupportsImportRecords
 
 SECRET = "the door code is 4417"
 USER = {"tenant": "acme", "user": "u1"}
@@ -39,7 +44,39 @@ def test_observed_store_is_a_memory_store_and_a_recall_observer(
     observed = ObservedMemoryStore(sqlite_store, EventBus())
     assert isinstance(observed, MemoryStore)
     assert isinstance(observed, RecallObserver)
-    assert observed.capabilities() == sqlite_store.capabilities()
+    inner = sqlite_store.capabilities()
+    assert {"import", "export"} <= inner.extensions
+    # Truthful: export passes through, import (an unobservable bulk mutation) does not.
+    assert observed.capabilities() == inner.model_copy(update={"extensions": {"export"}})
+    assert not isinstance(observed, SupportsImportRecords)
+
+
+class _PlainStore(InMemoryMemoryStore):
+    """A store without the optional extensions (only the six protocol methods)."""
+
+    def capabilities(self) -> MemoryStoreCapabilities:
+        return MemoryStoreCapabilities(search="keyword")
+
+
+async def test_export_passes_through_and_emits_nothing(
+    sqlite_store: SqliteMemoryStore,
+) -> None:
+    bus = EventBus()
+    observed = ObservedMemoryStore(sqlite_store, bus)
+    (record,) = await observed.write([MemoryWriteInput(scope=USER, content="a")])
+    await observed.invalidate(record.id)
+    published = bus.last_id
+    exported = [r async for r in observed.export_records(USER)]
+    assert exported == [r async for r in sqlite_store.export_records(USER)]
+    assert [r.id for r in exported] == [record.id]
+    assert [r async for r in iter_records(observed, USER)] == exported
+    assert bus.last_id == published
+
+    async with _PlainStore() as plain:
+        wrapped = ObservedMemoryStore(plain, bus)
+        assert wrapped.capabilities().extensions == frozenset()
+        with pytest.raises(ConfigurationError, match="'export' extension"):
+            wrapped.export_records()
 
 
 async def test_every_call_emits_one_event_with_ids_kinds_and_counts(

@@ -224,6 +224,31 @@ async def test_bad_scope_or_last_event_id_is_a_400(server: str) -> None:
     assert "'abc'" in bad_id.text
 
 
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"last_event_id": "-1"}, ">= 0"),
+        ({"last_event_id": "1_000"}, "'1_000'"),
+        ({"last_event_id": "+5"}, "'+5'"),
+        ({"last_event_id": "\u0665"}, "an integer"),  # ARABIC-INDIC DIGIT FIVE
+        ({"last_event_id": "9" * 5000}, "an integer"),
+        ([("scope", "=acme")], "key=value"),
+        ([("scope", "user=a"), ("scope", "user=b")], "twice"),
+    ],
+)
+async def test_malformed_parameters_are_a_400_after_auth_and_echo_little(
+    server: str, params: Any, message: str
+) -> None:
+    async with httpx.AsyncClient(timeout=10.0) as client:
+        anonymous = await client.get(server + "/", params=params)
+        refused = await client.get(server + "/", headers=AUTH, params=params)
+    assert anonymous.status_code == 401  # nothing about the request is checked before auth
+    assert anonymous.text == "missing or invalid token"
+    assert refused.status_code == 400
+    assert message in refused.text
+    assert len(refused.text) < 200
+
+
 async def test_keep_alive_pings_are_comment_lines(server: str) -> None:
     async with stream(server) as reader:
         ping = await reader.next(skip_comments=False)

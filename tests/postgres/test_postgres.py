@@ -3,15 +3,20 @@ connection failures, and the GIN indexes behind scope and text filters."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
+
 import psycopg
 import pytest
 
 from recallstore import (
+    MemoryConflictError,
     MemorySearchQuery,
     MemoryWriteInput,
     StoreIncompatibleError,
     StoreUnavailableError,
 )
+from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.postgres import SCHEMA_VERSION, PostgresMemoryStore
 from recallstore.errors import ConfigurationError
 
@@ -56,6 +61,22 @@ async def test_unreachable_server_is_an_error_naming_the_target_without_password
     assert "127.0.0.1:1/nowhere" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "host=127.0.0.1 port=1 password=s3cret dbname=nowhere",
+        "host=127.0.0.1 port=1 password='s3cret words' dbname=nowhere",
+        "postgresql://someone@127.0.0.1:1/nowhere?password=s3cret&connect_timeout=3",
+    ],
+)
+async def test_passwords_in_conninfo_and_query_strings_are_redacted(dsn: str) -> None:
+    store = PostgresMemoryStore(dsn)
+    with pytest.raises(StoreUnavailableError) as caught:
+        await store.open()
+    assert "s3cret" not in str(caught.value)
+    assert "password=***" in str(caught.value)
+
+
 def test_schema_name_must_be_a_plain_identifier() -> None:
     with pytest.raises(ConfigurationError, match="schema"):
         PostgresMemoryStore("postgresql://localhost/x", schema="x; DROP TABLE y")
@@ -83,3 +104,69 @@ async def test_scope_and_text_filters_can_use_the_gin_indexes(
         ).fetchall()
     assert "memory_records_scope" in " ".join(line for (line,) in scope_plan)
     assert "memory_records_text" in " ".join(line for (line,) in text_plan)
+
+
+async def test_connections_the_server_dropped_are_replaced_not_failed(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    # What a server restart or failover does to idle pooled connections.
+    app = f"recallstore-{postgres_schema}"
+    dsn = f"{postgres_url}?application_name={app}"
+    async with PostgresMemoryStore(dsn, schema=postgres_schema, min_connections=2) as store:
+        (record,) = await store.write([MemoryWriteInput(scope={"user": "u1"}, content="tea")])
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            (killed,) = conn.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE application_name = %s",
+                (app,),
+            ).fetchone() or (0,)
+        assert killed >= 1
+        assert await store.get(record.id) == record
+        hits = await store.search(MemorySearchQuery(query="tea", scope={"user": "u1"}))
+        assert [hit.record for hit in hits] == [record]
+        await store.write([MemoryWriteInput(scope={"user": "u1"}, content="coffee")])
+
+
+async def test_every_call_on_a_closed_store_is_store_unavailable(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    store = PostgresMemoryStore(postgres_url, schema=postgres_schema)
+    async with store:
+        (record,) = await store.write([MemoryWriteInput(scope={}, content="tea")])
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: store.write([]),
+        lambda: store.import_records([]),
+        lambda: store.get(record.id),
+        lambda: store.get("a\x00b"),
+        lambda: store.invalidate(record.id),
+        lambda: store.delete(record.id),
+        lambda: store.search(MemorySearchQuery(query="tea")),
+        lambda: store.search(MemorySearchQuery(limit=0)),
+    ]
+    for call in calls:
+        with pytest.raises(StoreUnavailableError, match="not open"):
+            await call()
+
+
+async def test_concurrent_imports_of_one_batch_skip_or_conflict_never_leak_errors(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    # Two processes importing the same file: neither can lock ids that do not exist yet.
+    async with InMemoryMemoryStore() as source:
+        batch = await source.write(
+            [MemoryWriteInput(scope={}, content=f"r {n}") for n in range(200)]
+        )
+    different = [record.model_copy(update={"content": "changed"}) for record in batch]
+    async with (
+        PostgresMemoryStore(postgres_url, schema=postgres_schema) as one,
+        PostgresMemoryStore(postgres_url, schema=postgres_schema) as two,
+    ):
+        same = await asyncio.gather(one.import_records(batch), two.import_records(batch))
+        assert sorted(same) == [0, len(batch)]
+        fresh = [record.model_copy(update={"id": record.id + "-b"}) for record in batch]
+        clash = [record.model_copy(update={"id": record.id + "-b"}) for record in different]
+        outcomes = await asyncio.gather(
+            one.import_records(fresh), two.import_records(clash), return_exceptions=True
+        )
+        assert len([o for o in outcomes if o == len(batch)]) == 1, outcomes
+        assert len([o for o in outcomes if isinstance(o, MemoryConflictError)]) == 1, outcomes

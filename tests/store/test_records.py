@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from recallstore import MemorySearchQuery, MemoryValidationError, MemoryWriteInput
-from recallstore.records import MAX_CONTENT_CHARS
+from recallstore.records import MAX_CONTENT_CHARS, MemoryRecord
 
 
 @pytest.mark.parametrize(
@@ -61,3 +61,38 @@ def test_nested_model_errors_carry_the_full_path() -> None:
             {"scope": {}, "content": "x", "provenance": {"conversation_id": "c" * 1000}}
         )
     assert caught.value.field == "provenance.conversation_id"
+
+
+@pytest.mark.parametrize(
+    ("fields", "field_name"),
+    [
+        ({"id": "a\x00"}, "id"),
+        (
+            {"superseded_by": "b\x00", "invalid_at": datetime(2026, 1, 1, tzinfo=UTC)},
+            "superseded_by",
+        ),
+        (
+            {"invalid_reason": "\ud800", "invalid_at": datetime(2026, 1, 1, tzinfo=UTC)},
+            "invalid_reason",
+        ),
+        ({"payload": {"deep": [{"x": "a\x00"}]}}, "payload"),
+        ({"payload": {"\udfff": 1}}, "payload"),
+        ({"provenance": {"author": "\x00"}}, "provenance.author"),
+        ({"content": "tea \ud83c"}, "content"),
+    ],
+)
+def test_strings_no_backend_can_store_are_refused_in_records(
+    fields: dict[str, object], field_name: str
+) -> None:
+    # Records also arrive from JSONL imports; Postgres text and jsonb hold neither NUL nor
+    # lone surrogates, so the contract refuses them for every backend.
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
+    base: dict[str, object] = {"id": "r1", "scope": {}, "content": "x"}
+    with pytest.raises(MemoryValidationError) as caught:
+        MemoryRecord.model_validate({**base, "created_at": moment, "updated_at": moment, **fields})
+    assert caught.value.field == field_name
+
+
+def test_payload_with_ordinary_unicode_is_accepted() -> None:
+    payload = {"café": ["東京", "🙂", 1, 2.5, None, True], "nested": {"k": "v"}}
+    assert MemoryWriteInput(scope={}, content="x", payload=payload).payload == payload

@@ -219,3 +219,38 @@ async def test_many_stores_opening_a_new_file_at_once_migrate_it_once(tmp_path: 
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM schema_migrations").fetchone() == (1,)
     conn.close()
+
+
+async def test_a_cancelled_call_leaves_no_open_transaction_and_no_held_lock(
+    tmp_path: Path,
+) -> None:
+    # Cancel write/invalidate/delete after every number of event-loop steps up to 40, so
+    # the cancellation lands on BEGIN, the statements, COMMIT and after completion.
+    db = tmp_path / "memory.db"
+    async with SqliteMemoryStore(db) as store:
+        (target,) = await store.write([MemoryWriteInput(scope={}, content="target")])
+        for steps in range(40):
+            batch = [
+                MemoryWriteInput(scope={"step": str(steps)}, content=f"x {n}") for n in range(20)
+            ]
+            calls = [store.write(batch), store.invalidate(target.id), store.delete("missing")]
+            for call in calls:
+                task = asyncio.ensure_future(call)
+                for _ in range(steps):
+                    await asyncio.sleep(0)
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                # The next call on the store works, and queues behind anything left running.
+                assert await store.get("missing") is None
+                assert store._conn is not None
+                assert not store._conn.in_transaction
+                # Another connection can take the write lock at once: nothing holds it.
+                other = sqlite3.connect(db, timeout=0, isolation_level=None)
+                try:
+                    other.execute("BEGIN IMMEDIATE")
+                    other.execute("ROLLBACK")
+                finally:
+                    other.close()
+            stored = await store.search(MemorySearchQuery(scope={"step": str(steps)}, limit=50))
+            assert len(stored) in (0, len(batch)), "a cancelled batch landed in part"
+        await store.write([MemoryWriteInput(scope={}, content="still writable")])

@@ -189,8 +189,8 @@ async def migrate(conn: aiosqlite.Connection, target: str, tokenizer: str) -> in
     current = await read_user_version(conn)
     if current == SCHEMA_VERSION:
         return current
-    await _run(conn, "BEGIN IMMEDIATE")
     try:
+        await _run(conn, "BEGIN IMMEDIATE")
         # Re-read under the write lock: another process may have migrated meanwhile.
         current = await read_user_version(conn)
         _check_ours(target, current, await _table_names(conn))
@@ -208,7 +208,7 @@ async def migrate(conn: aiosqlite.Connection, target: str, tokenizer: str) -> in
         await _run(conn, f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
         await _run(conn, "COMMIT")
     except BaseException:
-        if conn.in_transaction:
-            await _run(conn, "ROLLBACK")
+        # On aiosqlite's thread, behind any statement a cancellation left running there.
+        await conn.rollback()
         raise
     return current

@@ -31,6 +31,7 @@ from recallstore.store import (
     new_record_id,
     newest_timestamp,
     record_from_input,
+    records_to_import,
     scope_matches,
     utc_now,
 )
@@ -77,21 +78,11 @@ class InMemoryMemoryStore(StoreLifecycle):
         self._check_open()
         check_import_batch(records)
         async with self._lock:
-            fresh = []
-            for record in records:
-                stored = self._records.get(record.id)
-                if stored is None:
-                    fresh.append(record)
-                elif stored != record:
-                    raise MemoryConflictError(
-                        record.id, "a different record with this id already exists"
-                    )
+            fresh = records_to_import(records, self._records)
             for record in fresh:
                 self._records[record.id] = record
                 self._tokens[record.id] = Counter(tokenize(record.content))
-        newest = newest_timestamp(records)
-        if newest is not None:
-            self._clock.observe(newest)
+        self._clock.observe(newest_timestamp(records))
         return len(fresh)
 
     async def export_records(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from recallstore._text import query_terms, tokenize
@@ -40,9 +41,11 @@ from recallstore.store import (
     MonotonicClock,
     StoreLifecycle,
     check_import_batch,
+    is_storable_id,
     new_record_id,
     newest_timestamp,
     record_from_input,
+    records_to_import,
     utc_now,
 )
 
@@ -55,6 +58,8 @@ __all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
 _EXPORT_PAGE = 500
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
+# password=... in a key/value conninfo string or a URL's query string.
+_PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", re.IGNORECASE)
 
 _COLUMNS = (
     "id, scope, kind, content, tags, provenance, created_at, updated_at, invalid_at, "
@@ -107,12 +112,7 @@ SCHEMA_VERSION = 1
 
 
 def _redact(dsn: str) -> str:
-    return _PASSWORD_IN_URL.sub(r"\1:***@", dsn)
-
-
-def _storable_id(record_id: str) -> bool:
-    # Postgres text cannot hold NUL, so no stored id contains one.
-    return "\x00" not in record_id
+    return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1:***@", dsn))
 
 
 def _index_text(content: str) -> str:
@@ -176,6 +176,9 @@ class PostgresMemoryStore(StoreLifecycle):
             min_size=self._pool_size[0],
             max_size=self._pool_size[1],
             kwargs={"autocommit": True},
+            # Test each connection as it is handed out, so one the server dropped (a
+            # restart, a failover, an idle timeout) is replaced instead of failing a call.
+            check=AsyncConnectionPool.check_connection,
             open=False,
         )
         try:
@@ -247,8 +250,21 @@ class PostgresMemoryStore(StoreLifecycle):
             raise StoreUnavailableError(self._target, "the store is not open")
         return self._pool
 
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        """A pooled connection for one call; a database failure is StoreUnavailableError."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        pool = self._require_pool()
+        try:
+            async with pool.connection() as conn:
+                yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+            raise StoreUnavailableError(self._target, str(exc).strip()) from exc
+
     async def _fetch_one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        async with self._require_pool().connection() as conn:
+        async with self._connection() as conn:
             cursor = await conn.execute(sql, params)
             row: tuple[Any, ...] | None = await cursor.fetchone()
             return row
@@ -263,30 +279,33 @@ class PostgresMemoryStore(StoreLifecycle):
 
     async def import_records(self, records: Sequence[MemoryRecord]) -> int:
         """Insert records exactly as given, atomically; identical existing ones are skipped."""
+        from psycopg.errors import UniqueViolation
+
         check_import_batch(records)
         if not records:
+            self._require_pool()
             return 0
-        async with self._require_pool().connection() as conn, conn.transaction():
+        try:
+            fresh = await self._import_once(records)
+        except UniqueViolation:
+            # A concurrent import inserted some of these ids after our look-up (FOR UPDATE
+            # cannot lock rows that do not exist yet). It has committed now, so one more
+            # attempt sees its rows: identical ones are skipped, different ones conflict.
+            fresh = await self._import_once(records)
+        self._clock.observe(newest_timestamp(records))
+        return len(fresh)
+
+    async def _import_once(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        async with self._connection() as conn, conn.transaction():
             cursor = await conn.execute(
                 f"SELECT {_COLUMNS} FROM {self._table} WHERE id = ANY(%s) FOR UPDATE",
                 ([record.id for record in records],),
             )
-            existing = {row[0]: _record(row) for row in await cursor.fetchall()}
-            fresh = []
-            for record in records:
-                stored = existing.get(record.id)
-                if stored is None:
-                    fresh.append(record)
-                elif stored != record:
-                    raise MemoryConflictError(
-                        record.id, "a different record with this id already exists"
-                    )
+            stored = {row[0]: _record(row) for row in await cursor.fetchall()}
+            fresh = records_to_import(records, stored)
             async with conn.cursor() as insert:
                 await insert.executemany(self._insert_sql, [_row_params(r) for r in fresh])
-        newest = newest_timestamp(records)
-        if newest is not None:
-            self._clock.observe(newest)
-        return len(fresh)
+        return fresh
 
     async def export_records(
         self, scope: Mapping[str, str] | None = None
@@ -295,7 +314,7 @@ class PostgresMemoryStore(StoreLifecycle):
         from psycopg.types.json import Jsonb
 
         scope_filter = MemorySearchQuery(scope=dict(scope or {})).scope
-        async with self._require_pool().connection() as conn, conn.transaction():
+        async with self._connection() as conn, conn.transaction():
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             after: tuple[Any, str] | None = None
             while True:
@@ -315,9 +334,14 @@ class PostgresMemoryStore(StoreLifecycle):
     async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
         """Write all inputs in one transaction, applying ``supersedes`` in it (S1, S3)."""
         if not inputs:
+            self._require_pool()
             return []
         targets = [inp.supersedes for inp in inputs if inp.supersedes is not None]
-        async with self._require_pool().connection() as conn, conn.transaction():
+        for target in targets:
+            if not is_storable_id(target):
+                self._require_pool()
+                raise MemoryNotFoundError(target)
+        async with self._connection() as conn, conn.transaction():
             if targets:
                 # Row locks serialise concurrent supersedes of one record: the loser sees it
                 # invalidated once the winner commits.
@@ -350,7 +374,7 @@ class PostgresMemoryStore(StoreLifecycle):
 
     async def get(self, id: str) -> MemoryRecord | None:
         """The record, whatever its validity (S6)."""
-        if not _storable_id(id):
+        if not is_storable_id(id):
             self._require_pool()
             return None
         row = await self._fetch_one(f"SELECT {_COLUMNS} FROM {self._table} WHERE id = %s", (id,))
@@ -359,11 +383,11 @@ class PostgresMemoryStore(StoreLifecycle):
     async def invalidate(self, id: str, reason: str | None = None) -> None:
         """Set ``invalid_at``/``invalid_reason``; idempotent (S4)."""
         reason = check_invalid_reason(reason)
-        if not _storable_id(id):
+        if not is_storable_id(id):
             self._require_pool()
             raise MemoryNotFoundError(id)
         now = self._clock()
-        async with self._require_pool().connection() as conn, conn.transaction():
+        async with self._connection() as conn, conn.transaction():
             cursor = await conn.execute(
                 f"UPDATE {self._table} SET invalid_at = %s, invalid_reason = %s, updated_at = %s "
                 "WHERE id = %s AND invalid_at IS NULL RETURNING id",
@@ -380,17 +404,17 @@ class PostgresMemoryStore(StoreLifecycle):
 
         Postgres keeps dead row versions until VACUUM; see docs/postgres.md.
         """
-        if not _storable_id(id):
+        if not is_storable_id(id):
             self._require_pool()
             return
-        async with self._require_pool().connection() as conn:
+        async with self._connection() as conn:
             await conn.execute(f"DELETE FROM {self._table} WHERE id = %s", (id,))
 
     async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
         """Filter (S7–S9), then rank by weighted text rank or list by recency (S10–S12)."""
         from psycopg.types.json import Jsonb
 
-        pool = self._require_pool()
+        self._require_pool()
         if query.limit == 0 or (query.kinds is not None and not query.kinds):
             return []
         where: list[str] = []
@@ -415,7 +439,7 @@ class PostgresMemoryStore(StoreLifecycle):
                 f"WHERE {' AND '.join(where) or 'TRUE'} "
                 "ORDER BY created_at DESC, id DESC LIMIT %s"
             )
-            async with pool.connection() as conn:
+            async with self._connection() as conn:
                 cursor = await conn.execute(sql, [*params, query.limit])
                 rows = await cursor.fetchall()
             return [MemoryHit(record=_record(row[:-1]), score=None) for row in rows]
@@ -423,7 +447,7 @@ class PostgresMemoryStore(StoreLifecycle):
         if not terms:
             return []
         operands = [_tsquery_operand(term) for term in terms]
-        async with pool.connection() as conn:
+        async with self._connection() as conn:
             idf = await self._idf(conn, operands)
             score = " + ".join(
                 f"%s * ts_rank(search_text, to_tsquery({self._config}, %s))" for _ in operands

@@ -50,9 +50,11 @@ from recallstore.store import (
     MonotonicClock,
     StoreLifecycle,
     check_import_batch,
+    is_storable_id,
     new_record_id,
     newest_timestamp,
     record_from_input,
+    records_to_import,
     utc_now,
 )
 
@@ -177,21 +179,16 @@ class SqliteMemoryStore(StoreLifecycle):
             self._check_open()
             return 0
         async with self._transaction() as conn:
-            fresh: list[MemoryRecord] = []
+            stored = {}
             for record in records:
                 row = await _fetchone(
                     conn, f"SELECT {_COLUMNS} FROM memory_records WHERE id = ?", (record.id,)
                 )
-                if row is None:
-                    fresh.append(record)
-                elif _record_from_row(row) != record:
-                    raise MemoryConflictError(
-                        record.id, "a different record with this id already exists"
-                    )
+                if row is not None:
+                    stored[record.id] = _record_from_row(row)
+            fresh = records_to_import(records, stored)
             await _insert_records(conn, fresh)
-        newest = newest_timestamp(records)
-        if newest is not None:
-            self._clock.observe(newest)
+        self._clock.observe(newest_timestamp(records))
         return len(fresh)
 
     async def export_records(
@@ -245,8 +242,8 @@ class SqliteMemoryStore(StoreLifecycle):
     async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction: committed on success, else rolled back."""
         async with self._connection() as conn:
-            await _run(conn, "BEGIN IMMEDIATE")
             try:
+                await _run(conn, "BEGIN IMMEDIATE")
                 # Other connections may have written newer records since we opened.
                 newest = await _fetchone(conn, "SELECT max(created_at) FROM memory_records")
                 if newest is not None and newest[0] is not None:
@@ -254,9 +251,11 @@ class SqliteMemoryStore(StoreLifecycle):
                 yield conn
                 await _run(conn, "COMMIT")
             except BaseException:
-                # SQLite may already have rolled back (e.g. on a full disk).
-                if conn.in_transaction:
-                    await _run(conn, "ROLLBACK")
+                # A cancelled await does not stop a statement already queued on aiosqlite's
+                # thread (BEGIN or COMMIT may still run), so roll back on that thread, behind
+                # it: queued before the lock is released, and a no-op when no transaction
+                # is open (SQLite may have rolled back by itself, e.g. on a full disk).
+                await conn.rollback()
                 raise
 
     async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
@@ -297,6 +296,9 @@ class SqliteMemoryStore(StoreLifecycle):
 
     async def get(self, id: str) -> MemoryRecord | None:
         """The record, whatever its validity or expiry (S6); None when absent."""
+        if not is_storable_id(id):
+            self._check_open()
+            return None
         async with self._connection() as conn:
             row = await _fetchone(
                 conn, f"SELECT {_COLUMNS} FROM memory_records WHERE id = ?", (id,)
@@ -306,6 +308,9 @@ class SqliteMemoryStore(StoreLifecycle):
     async def invalidate(self, id: str, reason: str | None = None) -> None:
         """Set ``invalid_at``/``invalid_reason``; a no-op when already invalid (S4)."""
         reason = check_invalid_reason(reason)
+        if not is_storable_id(id):
+            self._check_open()
+            raise MemoryNotFoundError(id)
         async with self._transaction() as conn:
             row = await _fetchone(conn, "SELECT invalid_at FROM memory_records WHERE id = ?", (id,))
             if row is None:
@@ -327,6 +332,9 @@ class SqliteMemoryStore(StoreLifecycle):
         deleted terms, and the WAL is checkpointed so its old page images go too.
         The merge costs time proportional to the index size (see docs/sqlite.md).
         """
+        if not is_storable_id(id):
+            self._check_open()
+            return
         async with self._transaction() as conn:
             async with conn.execute("DELETE FROM memory_records WHERE id = ?", (id,)) as cursor:
                 deleted = cursor.rowcount

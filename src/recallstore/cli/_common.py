@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,8 @@ EXIT_FAILED = 1
 """The operation failed (missing database, unknown id, incompatible file...)."""
 EXIT_USAGE = 2
 """The command line itself was wrong (unknown option, bad ``--scope`` syntax...)."""
+EXIT_INTERRUPTED = 130
+"""Stopped with Ctrl+C (the shell's convention: 128 + SIGINT)."""
 
 
 class CliError(Exception):
@@ -99,6 +102,16 @@ def status_of(record: MemoryRecord) -> str:
 def short_time(record: MemoryRecord) -> str:
     """The creation time to the second, as ``2026-11-29 19:04:05``."""
     return record.created_at.strftime("%Y-%m-%d %H:%M:%S")
+
+
+# C0 controls but tab and newline, DEL and C1: in a terminal they are commands (clear
+# the screen, set the title, hide text), and memory text comes from a model.
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with terminal control characters shown as ``\\x1b``-style escapes."""
+    return _CONTROL_CHARACTERS.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
 
 
 def one_line(text: str, width: int) -> str:

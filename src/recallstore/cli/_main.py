@@ -10,7 +10,14 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from recallstore.cli import _records, _server
-from recallstore.cli._common import DB_ENV, EXIT_FAILED, EXIT_USAGE, CliError, default_db
+from recallstore.cli._common import (
+    DB_ENV,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    CliError,
+    default_db,
+)
 from recallstore.errors import (
     ConfigurationError,
     MemoryValidationError,
@@ -199,9 +206,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_FAILED
+    except OSError as exc:
+        # A file the command had to read or write: missing folder, no permission, full disk.
+        where = f": {exc.filename!r}" if exc.filename is not None else ""
+        _fail("recallstore", f"{exc.strerror or exc}{where}")
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print(file=sys.stderr)
-        return 130
+        _fail("recallstore", "interrupted")
+        return EXIT_INTERRUPTED
     except Exception:
         # Anything else is a bug in recallstore: keep the traceback for the report.
         traceback.print_exc()

@@ -7,11 +7,12 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from recallstore.cli._common import (
+    EXIT_INTERRUPTED,
     CliError,
     ProgressBar,
     format_scope,
@@ -19,19 +20,19 @@ from recallstore.cli._common import (
     one_line,
     open_store,
     parse_scope,
+    printable,
     short_time,
     status_of,
 )
+from recallstore.dashboard._queries import supersede_chain
 from recallstore.jsonl import (
-    EXPORT_EXTENSION,
     IMPORT_EXTENSION,
     export_jsonl,
     filter_by_scope,
     import_records,
-    iter_records,
     read_jsonl,
 )
-from recallstore.records import MAX_LIMIT, MemoryHit, MemoryRecord, MemorySearchQuery
+from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
 from recallstore.store import MemoryStore, scope_matches
 
 
@@ -43,6 +44,11 @@ def _print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
+def _print_text(line: str) -> None:
+    """Print a line that may hold memory text, its control characters made visible."""
+    print(printable(line))
+
+
 def _print_rows(hits: Sequence[MemoryHit], *, with_score: bool) -> None:
     if not hits:
         print("(no matching memories)")
@@ -50,7 +56,7 @@ def _print_rows(hits: Sequence[MemoryHit], *, with_score: bool) -> None:
     for hit in hits:
         record = hit.record
         score = f"{hit.score:9.4g}  " if with_score and hit.score is not None else ""
-        print(
+        _print_text(
             f"{record.id}  {score}{record.kind:<10}  {status_of(record):<10}  "
             f"{short_time(record)}  {format_scope(record.scope)}  {one_line(record.content, 72)}"
         )
@@ -107,46 +113,13 @@ async def _get_in_scope(store: MemoryStore, record_id: str, scope: dict[str, str
     return record
 
 
-async def _predecessors(store: MemoryStore, record: MemoryRecord) -> dict[str, MemoryRecord]:
-    """Successor id → the record it superseded, among records sharing ``record``'s scope."""
-    found: dict[str, MemoryRecord] = {}
-    if EXPORT_EXTENSION in store.capabilities().extensions:
-        async for other in iter_records(store, record.scope):
-            if other.superseded_by is not None:
-                found[other.superseded_by] = other
-        return found
-    query = MemorySearchQuery(
-        scope=record.scope, limit=MAX_LIMIT, include_invalidated=True, include_expired=True
-    )
-    for hit in await store.search(query):
-        if hit.record.superseded_by is not None:
-            found[hit.record.superseded_by] = hit.record
-    return found
-
-
 async def invalidation_chain(store: MemoryStore, record: MemoryRecord) -> list[MemoryRecord]:
     """The supersede chain through ``record``, oldest first (``record`` itself included).
 
-    Walks back to what it superseded and forward along ``superseded_by``.
+    Every record of its scope is searched for predecessors; deleted links are left out.
     """
-    seen = {record.id}
-    earlier: list[MemoryRecord] = []
-    predecessors = await _predecessors(store, record)
-    current = record
-    while (previous := predecessors.get(current.id)) is not None and previous.id not in seen:
-        seen.add(previous.id)
-        earlier.append(previous)
-        current = previous
-    later: list[MemoryRecord] = []
-    current = record
-    while current.superseded_by is not None and current.superseded_by not in seen:
-        successor = await store.get(current.superseded_by)
-        if successor is None:
-            break
-        seen.add(successor.id)
-        later.append(successor)
-        current = successor
-    return [*reversed(earlier), record, *later]
+    chain = await supersede_chain(store, record, complete=True)
+    return [link.record for link in chain.links if link.record is not None]
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -172,7 +145,7 @@ def run_show(args: argparse.Namespace) -> int:
         print("\nchain (oldest first):")
         for item in chain:
             marker = "*" if item.id == record.id else " "
-            print(
+            _print_text(
                 f"  {marker} {item.id}  {status_of(item):<10}  {short_time(item)}  "
                 f"{one_line(item.content, 60)}"
             )
@@ -211,10 +184,10 @@ def _print_record(record: MemoryRecord) -> None:
     if record.payload is not None:
         rows.append(("payload", json.dumps(record.payload, ensure_ascii=False)))
     for label, value in rows:
-        print(f"{label + ':':<12}{value}")
+        _print_text(f"{label + ':':<12}{value}")
     print("content:")
     for line in record.content.splitlines():
-        print(f"  {line}")
+        _print_text(f"  {line}")
 
 
 def run_invalidate(args: argparse.Namespace) -> int:
@@ -261,13 +234,18 @@ def run_export(args: argparse.Namespace) -> int:
             return await export_jsonl(store, out, scope=scope, progress=bar.update)
 
     if to_stdout:
-        count = asyncio.run(go(sys.stdout))
+        try:
+            count = asyncio.run(go(sys.stdout))
+        finally:
+            bar.close()
         sys.stdout.flush()
         destination = "stdout"
     else:
         target = Path(args.output)
         if target.is_dir():
             raise CliError(f"--output {str(target)!r} is a directory")
+        if not target.parent.is_dir():
+            raise CliError(f"--output {str(target)!r}: no folder {str(target.parent)!r}")
         partial = target.with_name(target.name + ".partial")
         try:
             # Write beside the target and rename, so a crash never leaves half a file.
@@ -275,11 +253,30 @@ def run_export(args: argparse.Namespace) -> int:
                 count = asyncio.run(go(out))
             os.replace(partial, target)
         finally:
+            bar.close()
             partial.unlink(missing_ok=True)
         destination = str(target)
-    bar.close()
     print(f"exported {_count_records(count)} to {destination}", file=sys.stderr)
     return 0
+
+
+def _read_import_file(name: str) -> list[MemoryRecord]:
+    if name == "-":
+        return _decoded(lambda: read_jsonl(sys.stdin, source="<stdin>"), "<stdin>")
+    source = Path(name)
+    if source.is_dir():
+        raise CliError(f"{name!r} is a directory, not a JSONL file")
+    if not source.is_file():
+        raise CliError(f"no such file: {name!r}")
+    with source.open(encoding="utf-8") as lines:
+        return _decoded(lambda: read_jsonl(lines, source=name), name)
+
+
+def _decoded(read: Callable[[], list[MemoryRecord]], source: str) -> list[MemoryRecord]:
+    try:
+        return read()
+    except UnicodeDecodeError:
+        raise CliError(f"{source}: not UTF-8 text (is it a recallstore JSONL export?)") from None
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -287,14 +284,7 @@ def run_import(args: argparse.Namespace) -> int:
     scope = parse_scope(args.scope)
     if args.batch_size < 1:
         raise CliError(f"--batch-size must be at least 1, got {args.batch_size}", 2)
-    if args.file == "-":
-        records = read_jsonl(sys.stdin, source="<stdin>")
-    else:
-        source = Path(args.file)
-        if not source.is_file():
-            raise CliError(f"no such file: {str(source)!r}")
-        with source.open(encoding="utf-8") as lines:
-            records = read_jsonl(lines, source=str(source))
+    records = _read_import_file(args.file)
     if scope:
         records = filter_by_scope(records, scope)
     bar = ProgressBar("importing", total=len(records), enabled=ProgressBar.wanted(args.progress))
@@ -306,16 +296,30 @@ def run_import(args: argparse.Namespace) -> int:
             f"lacks the '{IMPORT_EXTENSION}' extension"
         )
     make_parent_directory(store)
+    done = 0
+
+    def progress(count: int) -> None:
+        nonlocal done
+        done = count
+        bar.update(count)
 
     async def go() -> tuple[int, int]:
         async with store:
             result = await import_records(
-                store, records, batch_size=args.batch_size, progress=bar.update
+                store, records, batch_size=args.batch_size, progress=progress
             )
             return result.inserted, result.skipped
 
-    inserted, skipped = asyncio.run(go())
-    bar.close()
+    try:
+        inserted, skipped = asyncio.run(go())
+    except KeyboardInterrupt:
+        raise CliError(
+            f"interrupted after importing {done} of {len(records)} records into {args.db}; "
+            "run the same import again to finish (records already there are skipped)",
+            EXIT_INTERRUPTED,
+        ) from None
+    finally:
+        bar.close()
     note = f" ({skipped} already present)" if skipped else ""
     print(f"imported {_count_records(inserted)}{note} into {args.db}", file=sys.stderr)
     return 0

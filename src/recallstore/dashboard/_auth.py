@@ -4,13 +4,19 @@ The page is opened once as ``/?token=<token>``; the gate answers with a cookie
 (HttpOnly, SameSite=Strict) and a redirect that drops the token from the address, so
 the browser's EventSource (which cannot send headers) is authenticated by the cookie.
 Scripts and API clients may send ``Authorization: Bearer <token>`` instead.
+
+Cookies are not kept apart by port, and every ``127.0.0.1`` port is the same *site*,
+so SameSite=Strict does not stop a page served by another local program from making
+the browser send the cookie. A request that changes something and is authenticated by
+the cookie must therefore come from the lens's own origin (``Origin`` and
+``Sec-Fetch-Site`` checked); a bearer token cannot be attached by another page.
 """
 
 from __future__ import annotations
 
 import hmac
 from collections.abc import Callable
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
@@ -22,6 +28,7 @@ TOKEN_COOKIE = "recallstore_token"
 """The cookie the lens sets, and the SSE stream reads."""
 
 _PUBLIC_PREFIXES = ("/static/",)
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def token_matches(candidate: str | None, token: str) -> bool:
@@ -31,12 +38,20 @@ def token_matches(candidate: str | None, token: str) -> bool:
     return hmac.compare_digest(candidate.encode("utf-8"), token.encode("utf-8"))
 
 
-def _presented_token(connection: HTTPConnection) -> str | None:
+def _bearer_token(connection: HTTPConnection) -> str | None:
     authorization = connection.headers.get("authorization", "")
     scheme, _, credentials = authorization.partition(" ")
     if scheme.lower() == "bearer" and credentials.strip():
         return credentials.strip()
-    return connection.cookies.get(TOKEN_COOKIE)
+    return None
+
+
+def _is_cross_origin(connection: HTTPConnection) -> bool:
+    """True when the browser says the request was started by a page of another origin."""
+    if connection.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        return True
+    origin = connection.headers.get("origin")
+    return origin is not None and urlsplit(origin).netloc != connection.headers.get("host")
 
 
 class TokenGate:
@@ -68,10 +83,16 @@ class TokenGate:
             return
         response: Response | None = None
         offered = connection.query_params.get("token")
+        bearer = _bearer_token(connection)
         if offered is not None and scope.get("method") == "GET":
             response = self._login(connection, offered)
-        elif not token_matches(_presented_token(connection), self._token):
+        elif bearer is not None:
+            if not token_matches(bearer, self._token):
+                response = self._refuse(connection, path)
+        elif not token_matches(connection.cookies.get(TOKEN_COOKIE), self._token):
             response = self._refuse(connection, path)
+        elif scope.get("method", "GET") not in _SAFE_METHODS and _is_cross_origin(connection):
+            response = self._refuse_cross_origin(path)
         if response is None:
             await self.app(scope, receive, send)
         else:
@@ -95,6 +116,13 @@ class TokenGate:
         response.headers["Cache-Control"] = "no-store"
         response.headers["Referrer-Policy"] = "no-referrer"
         return response
+
+    @staticmethod
+    def _refuse_cross_origin(path: str) -> Response:
+        message = "requests from another origin may not change memory"
+        if path.startswith("/api/"):
+            return JSONResponse({"error": "cross_origin", "message": message}, status_code=403)
+        return PlainTextResponse(message, status_code=403)
 
     def _refuse(self, connection: HTTPConnection, path: str) -> Response:
         response: Response

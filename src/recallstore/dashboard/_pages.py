@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode
 
 import jinja2
 from starlette.requests import HTTPConnection, Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from recallstore.context import call_context
 from recallstore.dashboard._queries import (
@@ -322,9 +322,6 @@ class Lens:
     async def invalidate_form(self, request: Request) -> Response:
         """``POST /records/{id}/invalidate``: the record page's form; back to the record."""
         record_id: str = request.path_params["record_id"]
-        refusal = self._refuse_cross_site(request)
-        if refusal is not None:
-            return refusal
         try:
             form = await _read_form(request)
             reason = check_reason(form.get("reason"))
@@ -344,9 +341,6 @@ class Lens:
     async def delete_form(self, request: Request) -> Response:
         """``POST /records/{id}/delete``: forget a record for good (the form must confirm)."""
         record_id: str = request.path_params["record_id"]
-        refusal = self._refuse_cross_site(request)
-        if refusal is not None:
-            return refusal
         try:
             form = await _read_form(request)
             if form.get("confirm") != "yes":
@@ -367,15 +361,6 @@ class Lens:
         root = request.scope.get("root_path", "")
         query = urlencode({"scope": format_scope(record.scope), "deleted": record_id})
         return RedirectResponse(f"{root}/records?{query}", status_code=303)
-
-    @staticmethod
-    def _refuse_cross_site(request: Request) -> Response | None:
-        # The SameSite=Strict cookie already keeps other sites' forms out; checking
-        # Origin as well costs nothing and covers bearer-less browsers behind proxies.
-        origin = request.headers.get("origin")
-        if origin is None or urlsplit(origin).netloc == request.headers.get("host"):
-            return None
-        return PlainTextResponse("cross-site form posts are refused", status_code=403)
 
     async def recall(self, request: Request) -> HTMLResponse:
         """``/recall``: the exact turn-1 block an agent in a scope would get for a text."""

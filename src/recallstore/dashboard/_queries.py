@@ -12,8 +12,9 @@ from datetime import datetime
 from typing import Literal
 
 from recallstore.errors import MemoryValidationError
+from recallstore.jsonl import iter_records
 from recallstore.records import MAX_LIMIT, MemoryRecord, MemorySearchQuery
-from recallstore.store import MemoryStore
+from recallstore.store import EXPORT_EXTENSION, MemoryStore
 
 __all__ = [
     "MAX_CHAIN_STEPS",
@@ -125,12 +126,16 @@ class SupersedeChain:
         return not self.older and not self.newer
 
 
-async def supersede_chain(store: MemoryStore, record: MemoryRecord) -> SupersedeChain:
+async def supersede_chain(
+    store: MemoryStore, record: MemoryRecord, *, complete: bool = False
+) -> SupersedeChain:
     """Walk ``record``'s supersede chain both ways, at most :data:`MAX_CHAIN_STEPS` each.
 
     Forward links come from ``superseded_by``. The protocol stores no backward link,
-    so predecessors are found among the newest :data:`~recallstore.records.MAX_LIMIT`
-    records of the record's scope, invalidated and expired included.
+    so predecessors are looked for among the records of ``record``'s scope: the newest
+    :data:`~recallstore.records.MAX_LIMIT` of them (one listing, cheap enough for a
+    page view), or, with ``complete`` and a store that has the ``"export"`` extension,
+    all of them.
     """
     seen = {record.id}
     newer: list[ChainLink] = []
@@ -146,19 +151,7 @@ async def supersede_chain(store: MemoryStore, record: MemoryRecord) -> Supersede
             break
         current = successor
 
-    listing = await store.search(
-        MemorySearchQuery(
-            scope=record.scope,
-            include_invalidated=True,
-            include_expired=True,
-            limit=MAX_LIMIT,
-        )
-    )
-    predecessor_of = {
-        hit.record.superseded_by: hit.record
-        for hit in listing
-        if hit.record.superseded_by is not None
-    }
+    predecessor_of = await _predecessors(store, record.scope, complete=complete)
     older: list[ChainLink] = []
     current = record
     while current.id in predecessor_of and len(older) < MAX_CHAIN_STEPS:
@@ -170,3 +163,25 @@ async def supersede_chain(store: MemoryStore, record: MemoryRecord) -> Supersede
         current = predecessor
     older.reverse()
     return SupersedeChain(older=tuple(older), current=record, newer=tuple(newer))
+
+
+async def _predecessors(
+    store: MemoryStore, scope: Mapping[str, str], *, complete: bool
+) -> dict[str, MemoryRecord]:
+    """Successor id → the record it superseded, among records whose scope holds ``scope``."""
+    if complete and EXPORT_EXTENSION in store.capabilities().extensions:
+        return {
+            other.superseded_by: other
+            async for other in iter_records(store, scope)
+            if other.superseded_by is not None
+        }
+    listing = await store.search(
+        MemorySearchQuery(
+            scope=dict(scope), include_invalidated=True, include_expired=True, limit=MAX_LIMIT
+        )
+    )
+    return {
+        hit.record.superseded_by: hit.record
+        for hit in listing
+        if hit.record.superseded_by is not None
+    }

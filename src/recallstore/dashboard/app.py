@@ -63,7 +63,7 @@ def create_dashboard_app(
         from starlette.exceptions import HTTPException
         from starlette.middleware import Middleware
         from starlette.requests import Request
-        from starlette.responses import JSONResponse, Response
+        from starlette.responses import JSONResponse, PlainTextResponse, Response
         from starlette.routing import Mount, Route
         from starlette.staticfiles import StaticFiles
 
@@ -96,7 +96,12 @@ def create_dashboard_app(
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status_code = exc.status_code if isinstance(exc, HTTPException) else 500
-        if request.url.path.startswith(request.scope.get("root_path", "") + "/api/"):
+        # Inside a Mount, root_path includes the mount's prefix; app_root_path does not.
+        root = request.scope.get("app_root_path", request.scope.get("root_path", ""))
+        if request.url.path.startswith(root + "/static/"):
+            # Served without the token: the answer must not show the store's location.
+            return PlainTextResponse(str(exc), status_code=status_code)
+        if request.url.path.startswith(root + "/api/"):
             return JSONResponse(
                 {"error": "not_found" if status_code == 404 else "http_error"},
                 status_code=status_code,

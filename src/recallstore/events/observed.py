@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from recallstore.context import current_call_context
+from recallstore.errors import ConfigurationError
 from recallstore.events._mapping import StoreOperation
 from recallstore.events.bus import EventBus
 from recallstore.events.models import (
@@ -42,7 +43,12 @@ from recallstore.records import (
     MemoryWriteInput,
     SearchMode,
 )
-from recallstore.store import MemoryStore
+from recallstore.store import (
+    EXPORT_EXTENSION,
+    IMPORT_EXTENSION,
+    MemoryStore,
+    SupportsExportRecords,
+)
 
 if TYPE_CHECKING:
     from recallstore.recall import Recall
@@ -137,8 +143,32 @@ class ObservedMemoryStore:
         await self._store.__aexit__(exc_type, exc, tb)
 
     def capabilities(self) -> MemoryStoreCapabilities:
-        """The wrapped store's capabilities."""
-        return self._store.capabilities()
+        """The wrapped store's capabilities, less the extensions this wrapper does not offer.
+
+        ``"export"`` is kept when the wrapped store has it (``export_records`` passes
+        through); ``"import"`` never is: an import is a mutation no event could describe
+        record by record, so restores go to the unwrapped store (:attr:`inner`).
+        """
+        inner = self._store.capabilities()
+        extensions = set(inner.extensions) - {IMPORT_EXTENSION}
+        if not isinstance(self._store, SupportsExportRecords):
+            extensions.discard(EXPORT_EXTENSION)
+        return inner.model_copy(update={"extensions": frozenset(extensions)})
+
+    def export_records(self, scope: Mapping[str, str] | None = None) -> AsyncIterator[MemoryRecord]:
+        """The wrapped store's ``export_records`` (a host's bulk read: no event is emitted).
+
+        Raises :class:`~recallstore.errors.ConfigurationError` when the wrapped store lacks
+        the ``"export"`` extension.
+        """
+        store = self._store
+        if not isinstance(store, SupportsExportRecords) or (
+            EXPORT_EXTENSION not in store.capabilities().extensions
+        ):
+            raise ConfigurationError(
+                f"{type(store).__name__} lacks the '{EXPORT_EXTENSION}' extension"
+            )
+        return store.export_records(scope)
 
     async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
         """Write through; emit ``agent.memory.write`` (operation ``write``)."""

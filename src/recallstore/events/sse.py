@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -48,6 +49,7 @@ DEFAULT_STREAM_QUEUE: Final = 256
 DEFAULT_RETRY_MS: Final = 3_000
 
 _logger = logging.getLogger("recallstore.events.sse")
+_EVENT_ID = re.compile(r"-?[0-9]{1,19}")
 
 
 def _parse_scope(values: Sequence[str]) -> dict[str, str]:
@@ -65,10 +67,11 @@ def _parse_scope(values: Sequence[str]) -> dict[str, str]:
 def _parse_last_event_id(value: str | None) -> int | None:
     if value is None or not value.strip():
         return None
-    try:
-        parsed = int(value.strip())
-    except ValueError:
-        raise ValueError(f"Last-Event-ID must be an event id (an integer), got {value!r}") from None
+    text = value.strip()
+    # int() alone would also take "1_000", "+5" and non-ASCII digits; ids are plain decimals.
+    if not _EVENT_ID.fullmatch(text):
+        raise ValueError(f"Last-Event-ID must be an event id (an integer), got {value[:40]!r}")
+    parsed = int(text)
     if parsed < 0:
         raise ValueError(f"Last-Event-ID must be >= 0, got {parsed}")
     return parsed

@@ -38,7 +38,25 @@ RECALL_CLOSE = "</recalled_memories>"
 MEMORY_TOOL_NAMES = ("memory_save", "memory_search", "memory_list", "memory_invalidate")
 
 _WHITESPACE = re.compile(r"\s+")
-_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+# The fullwidth and small forms (Unicode's compatibility equivalents of < and >) would
+# let content spell a look-alike of the delimiter, so they are escaped like the real ones.
+_ESCAPES = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "\uff1c": "&lt;",
+        "\ufe64": "&lt;",
+        "\uff1e": "&gt;",
+        "\ufe65": "&gt;",
+    }
+)
+# Invisible characters are dropped: controls (Cc), lone surrogates (Cs) and format
+# characters (Cf: bidi overrides, zero-width spaces, BOM, the invisible "tag" letters
+# that can smuggle hidden text to a model). The joiners stay: emoji and several scripts
+# need them.
+_DROPPED_CATEGORIES = frozenset({"Cc", "Cs", "Cf"})
+_KEPT_FORMAT_CHARACTERS = frozenset({"\u200c", "\u200d"})
 
 
 @cache
@@ -57,13 +75,18 @@ def _environment() -> jinja2.Environment:
 def escape_memory_text(text: str) -> str:
     """Make untrusted text safe to place on one line inside the recall block.
 
-    ``&``, ``<`` and ``>`` become ``&amp;``, ``&lt;``, ``&gt;`` (so no tag, and no
-    delimiter, can be spelled); every run of whitespace, line breaks included, becomes
-    one space (so an entry is exactly one line and cannot start a forged one); other
-    control characters are dropped.
+    ``&``, ``<`` and ``>`` (and the fullwidth and small forms of ``<`` and ``>``) become
+    ``&amp;``, ``&lt;``, ``&gt;`` (so no tag, and no delimiter or look-alike of it, can be
+    spelled); every run of whitespace, line breaks included, becomes one space (so an
+    entry is exactly one line and cannot start a forged one); other control and
+    invisible format characters (bidi overrides, zero-width spaces) are dropped.
     """
     visible = "".join(
-        ch for ch in text if ch.isspace() or unicodedata.category(ch) not in ("Cc", "Cs")
+        ch
+        for ch in text
+        if ch.isspace()
+        or ch in _KEPT_FORMAT_CHARACTERS
+        or unicodedata.category(ch) not in _DROPPED_CATEGORIES
     )
     return _WHITESPACE.sub(" ", visible).strip().translate(_ESCAPES)
 

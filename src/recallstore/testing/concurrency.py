@@ -113,6 +113,28 @@ class ConcurrencyConformance(StoreHarness):
         assert "bad neighbour" not in contents
         assert len(contents) == 1 + 5 * 3
 
+    @pytest.mark.asyncio
+    async def test_s1_cancelled_calls_land_whole_or_not_at_all_and_leave_the_store_usable(
+        self, store: MemoryStore
+    ) -> None:
+        # Cancel after 0, 1, 2, ... event-loop steps, so the cancellation lands before,
+        # inside and after each backend's transaction (asyncio.timeout cancels this way).
+        target = await write_one(store, "target of cancelled calls")
+        for steps in range(24):
+            batch = [memory(f"cancelled batch {steps} item {n}") for n in range(10)]
+            for call in (store.write(batch), store.invalidate(target.id, f"reason {steps}")):
+                task = asyncio.ensure_future(call)
+                for _ in range(steps):
+                    await asyncio.sleep(0)
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            contents = {record.content for record in await every_record(store)}
+            landed = sum(inp.content in contents for inp in batch)
+            assert landed in (0, len(batch)), f"{landed} of {len(batch)} records landed"
+        written = await write_one(store, "written after the cancellations")
+        assert await store.get(written.id) == written
+        assert await store.get(target.id) is not None
+
 
 def _assert_exactly_one_won(outcomes: Sequence[list[MemoryRecord] | BaseException]) -> None:
     winners = [result for result in outcomes if isinstance(result, list)]

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from recallstore.errors import MemoryNotFoundError
 from recallstore.records import MemoryTarget, Provenance
 from recallstore.store import MemoryStore
 from recallstore.testing._harness import (
@@ -28,6 +29,7 @@ _UNKNOWN_IDS = [
     pytest.param("_" * 26, id="like-underscores"),
     pytest.param("*", id="star"),
     pytest.param("a\x00b", id="nul"),
+    pytest.param("a\ud800b", id="lone-surrogate"),
     pytest.param("x" * 5000, id="very-long"),
     pytest.param("记忆🙂", id="cjk-emoji"),
 ]
@@ -131,3 +133,15 @@ class DeleteGetConformance(StoreHarness):
     ) -> None:
         await write_one(store, "some record")
         assert await store.get(unknown_id) is None
+
+    @pytest.mark.asyncio
+    @pytest.mark.parametrize("unknown_id", _UNKNOWN_IDS)
+    async def test_s5_unknown_ids_are_not_found_by_invalidate_and_ignored_by_delete(
+        self, store: MemoryStore, unknown_id: str
+    ) -> None:
+        record = await write_one(store, "some record")
+        with pytest.raises(MemoryNotFoundError) as caught:
+            await store.invalidate(unknown_id, "gone")
+        assert caught.value.record_id == unknown_id
+        await store.delete(unknown_id)
+        assert await every_record(store) == [record]

@@ -67,6 +67,16 @@ class SupersedeConformance(StoreHarness):
         assert await every_record(store) == before
 
     @pytest.mark.asyncio
+    async def test_s3_supersede_of_an_id_no_record_can_have_is_not_found(
+        self, store: MemoryStore
+    ) -> None:
+        record = await write_one(store, "bystander record")
+        with pytest.raises(MemoryNotFoundError) as caught:
+            await write_one(store, "correction", supersedes=record.id + "\x00")
+        assert caught.value.record_id == record.id + "\x00"
+        assert await every_record(store) == [record]
+
+    @pytest.mark.asyncio
     async def test_s3_supersede_of_a_deleted_record_is_not_found(self, store: MemoryStore) -> None:
         gone = await write_one(store, "soon forgotten")
         await store.delete(gone.id)
