@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint format check manifest bench clean
+.PHONY: demo serve test format check manifest bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 ## demo: two conversations of a scripted agent with memory on a SQLite file
 demo: $(VENV)/.installed-server
 	$(BIN)/recallstore demo
+
+## serve: the memory lens dashboard on what the demo wrote (Ctrl+C stops it)
+serve: $(VENV)/.installed-server
+	$(BIN)/recallstore serve
 
 ## test: install what the tests need and run them all
 test: $(VENV)/.installed-dev

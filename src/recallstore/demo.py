@@ -9,6 +9,9 @@ is a :class:`~recallstore.scripted.ScriptedModel`.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -203,4 +206,17 @@ async def run_demo(db_path: Path, *, out: Callable[[str], None] = print) -> None
             out(f"  {record.id}  {record.kind:<10}  {record.content}{note}")
     out("")
     out(f"Memory database: {db_path}")
-    out(f"Open the memory lens dashboard: recallstore serve --db {db_path}")
+    out(f"Open the memory lens dashboard: {cli_command()} serve --db {db_path}")
+
+
+def cli_command() -> str:
+    """How to type the ``recallstore`` command here: its name when it is on PATH,
+    otherwise the script beside this interpreter (e.g. ``.venv/bin/recallstore``)."""
+    beside = Path(sys.executable).with_name("recallstore")
+    on_path = shutil.which("recallstore")
+    if on_path is not None and (not beside.exists() or Path(on_path).samefile(beside)):
+        return "recallstore"
+    if beside.exists():
+        relative = os.path.relpath(beside)
+        return relative if not relative.startswith("..") else str(beside)
+    return "recallstore"

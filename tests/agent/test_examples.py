@@ -87,7 +87,8 @@ async def test_demo_tells_the_whole_story_and_can_run_twice(tmp_path: Path) -> N
         assert "Ana's home city is Lisbon; she moved there from Berlin." in block
         assert "Ana's home city is Berlin." not in block
         assert "superseding" in text
-        assert lines[-1] == f"Open the memory lens dashboard: recallstore serve --db {db}"
+        assert lines[-1].startswith("Open the memory lens dashboard: ")
+        assert lines[-1].endswith(f"recallstore serve --db {db}")
         assert f"Memory database: {db}" in lines
         assert ("cleared" in text) == (run == 1)
     async with SqliteMemoryStore(db) as store:
