@@ -201,7 +201,10 @@ def test_rendering_is_pure() -> None:
 
 
 # Records refuse NUL; every other character is fair game.
-_CONTENT = st.text(st.characters(exclude_characters="\x00"), min_size=1, max_size=80)
+# Every string the data contract accepts: no NUL, no lone surrogates (category Cs).
+_CONTENT = st.text(
+    st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), min_size=1, max_size=80
+)
 
 
 @settings(deadline=None)

@@ -149,7 +149,7 @@ class SqliteMemoryStore(StoreLifecycle):
         if found > schema.SCHEMA_VERSION:
             raise StoreIncompatibleError(self._target, found, schema.SCHEMA_VERSION)
         await _run(conn, f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
-        mode = await _fetchone(conn, "PRAGMA journal_mode = WAL")
+        mode = await _enable_wal(conn)
         if mode is None or str(mode[0]).lower() != "wal":
             raise StoreUnavailableError(self._target, f"cannot enable WAL (journal_mode={mode})")
         await _run(conn, f"PRAGMA synchronous = {self._synchronous}")
@@ -514,6 +514,26 @@ def _record_from_row(row: Iterable[Any]) -> MemoryRecord:
     for name, value in zip(_COLUMN_NAMES, row, strict=False):
         data[name] = json.loads(value) if name in _JSON_COLUMNS and value is not None else value
     return MemoryRecord.model_validate(data)
+
+
+async def _enable_wal(conn: aiosqlite.Connection) -> sqlite3.Row | tuple[Any, ...] | None:
+    """Switch a file to WAL, waiting out other connections that are doing the same.
+
+    Converting a new file needs an exclusive lock, and SQLite answers "database is
+    locked" at once, without the busy handler, while another connection converts or
+    migrates it; so retry with a short back-off up to the busy timeout.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + BUSY_TIMEOUT_SECONDS
+    delay = 0.005
+    while True:
+        try:
+            return await _fetchone(conn, "PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or loop.time() + delay > deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.2)
 
 
 async def _run(conn: aiosqlite.Connection, sql: str, params: Sequence[Any] = ()) -> None:
