@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Literal
 
 MAX_QUERY_TERMS = 64
 """Query text beyond this many distinct terms is ignored, bounding search cost."""
@@ -17,8 +18,8 @@ MAX_QUERY_TERMS = 64
 _TOKEN = re.compile(r"[^\W_]+")
 
 
-def _strip_diacritics(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
+def _strip_diacritics(text: str, form: Literal["NFD", "NFKD"] = "NFKD") -> str:
+    decomposed = unicodedata.normalize(form, text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
@@ -30,3 +31,10 @@ def tokenize(text: str) -> list[str]:
 def query_terms(text: str) -> list[str]:
     """The distinct search terms of ``text`` in first-seen order, at most MAX_QUERY_TERMS."""
     return list(dict.fromkeys(tokenize(text)))[:MAX_QUERY_TERMS]
+
+
+def fts5_words(text: str) -> list[str]:
+    """The words of ``text`` as FTS5's unicode61 folds them: lower-cased and diacritics
+    removed, but without compatibility folding ("Straße" stays "straße"), first
+    MAX_QUERY_TERMS only. SQLite searches for these as well as :func:`query_terms`."""
+    return _TOKEN.findall(_strip_diacritics(text, "NFD").lower())[:MAX_QUERY_TERMS]

@@ -24,6 +24,7 @@ from recallstore.backends.sqlite import (
     SqliteMemoryStore,
     _choose_driver,
     _filters,
+    _fts_expression,
     _search_sql,
 )
 from recallstore.store import MemoryStore
@@ -257,7 +258,8 @@ async def _plan(db: Path, query: MemorySearchQuery) -> tuple[str, int | None]:
     filters = _filters(query)
     async with aiosqlite.connect(db) as conn:
         driver = await _choose_driver(conn, filters)
-        sql, params = _search_sql(query, datetime.now(UTC), filters, driver)
+        expression = None if query.is_listing else _fts_expression(query.query or "")
+        sql, params = _search_sql(query, expression, datetime.now(UTC), filters, driver)
         async with conn.execute(f"EXPLAIN QUERY PLAN {sql}", params) as cursor:
             rows = await cursor.fetchall()
     return "\n".join(str(row[3]) for row in rows), driver

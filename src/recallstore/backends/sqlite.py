@@ -15,9 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import sqlite3
-import unicodedata
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -26,7 +24,7 @@ from typing import Any, Final, Literal
 
 import aiosqlite
 
-from recallstore._text import MAX_QUERY_TERMS, query_terms
+from recallstore._text import fts5_words, query_terms
 from recallstore.backends import _sqlite_schema as schema
 from recallstore.errors import (
     MemoryConflictError,
@@ -347,13 +345,14 @@ class SqliteMemoryStore(StoreLifecycle):
 
     async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
         """Filter (S7–S9), then rank by bm25 or list by recency (S10–S13)."""
-        if _matches_nothing(query):
+        expression = None if query.is_listing else _fts_expression(query.query or "")
+        if _matches_nothing(query, expression):
             self._check_open()
             return []
         filters = _filters(query)
         async with self._connection() as conn:
             driver = await _choose_driver(conn, filters)
-            sql, params = _search_sql(query, self._now(), filters, driver)
+            sql, params = _search_sql(query, expression, self._now(), filters, driver)
             rows = await conn.execute_fetchall(sql, params)
         hits = []
         for row in rows:
@@ -379,17 +378,9 @@ def _fts_expression(text: str) -> str | None:
     # query_terms case-folds and applies NFKD ("Straße" -> "strasse", "ﬁ" -> "fi"), which
     # FTS5's unicode61 does not do to indexed text; also ask for the word as FTS5 folds it.
     variants = dict.fromkeys(terms)
-    for word in _WORD.findall(_strip_combining(text).lower())[:MAX_QUERY_TERMS]:
+    for word in fts5_words(text):
         variants.setdefault(word)
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in variants)
-
-
-_WORD: Final = re.compile(r"[^\W_]+")
-
-
-def _strip_combining(text: str) -> str:
-    decomposed = unicodedata.normalize("NFD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 # A subset filter is a list of index lookups the record must all pass: one per scope
@@ -431,19 +422,24 @@ async def _choose_driver(conn: aiosqlite.Connection, filters: list[_Filter]) -> 
     return smallest if int(row[smallest]) < DRIVER_CAP else None
 
 
-def _matches_nothing(query: MemorySearchQuery) -> bool:
+def _matches_nothing(query: MemorySearchQuery, expression: str | None) -> bool:
     """True when ``query`` returns [] without looking: limit 0, ``kinds=[]``, no words."""
     if query.limit == 0 or (query.kinds is not None and not query.kinds):
         return True
-    return not query.is_listing and _fts_expression(query.query or "") is None
+    return not query.is_listing and expression is None
 
 
 def _search_sql(
-    query: MemorySearchQuery, now: datetime, filters: list[_Filter], driver: int | None
+    query: MemorySearchQuery,
+    expression: str | None,
+    now: datetime,
+    filters: list[_Filter],
+    driver: int | None,
 ) -> tuple[str, list[Any]]:
     """The SELECT for ``query`` (which must not match nothing) and its parameters.
 
-    ``driver`` indexes the filter to start from (see :func:`_choose_driver`).
+    ``expression`` is the query's FTS5 expression (None for a listing); ``driver``
+    indexes the filter to start from (see :func:`_choose_driver`).
     """
     where: list[str] = []
     params: list[Any] = []
@@ -466,7 +462,6 @@ def _search_sql(
             "ORDER BY r.created_at DESC, r.id DESC LIMIT ?"
         )
         return sql, [*params, query.limit]
-    expression = _fts_expression(query.query or "")
     if expression is None:
         raise ValueError("a query without words matches nothing; check _matches_nothing first")
     condition = " AND ".join(["memory_fts MATCH ?", *where])
