@@ -13,7 +13,13 @@ from typing import Literal
 
 from recallstore.errors import MemoryValidationError
 from recallstore.jsonl import iter_records
-from recallstore.records import MAX_LIMIT, MemoryRecord, MemorySearchQuery
+from recallstore.records import (
+    MAX_LIMIT,
+    MAX_REASON_CHARS,
+    MemoryRecord,
+    MemorySearchQuery,
+    check_invalid_reason,
+)
 from recallstore.store import EXPORT_EXTENSION, MemoryStore
 
 __all__ = [
@@ -31,9 +37,6 @@ __all__ = [
 
 MAX_CHAIN_STEPS = 50
 """How many links the record page follows in each direction before it stops."""
-
-MAX_REASON_CHARS = 1_000
-"""Longest invalidation reason the lens accepts."""
 
 RecordStatus = Literal["valid", "superseded", "invalidated", "expired"]
 
@@ -64,23 +67,16 @@ def parse_scope(values: Sequence[str]) -> dict[str, str]:
 
 
 def check_reason(reason: object) -> str | None:
-    """An invalidation reason as given, stripped; None when blank or absent.
+    """An invalidation reason from a form or JSON body, stripped; None when blank or absent.
 
-    Raises :class:`MemoryValidationError` on field ``reason`` for a non-string, a NUL
-    character, or more than :data:`MAX_REASON_CHARS` characters.
+    Raises :class:`MemoryValidationError` on field ``reason`` for a non-string or for
+    what :func:`recallstore.records.check_invalid_reason` refuses.
     """
     if reason is None:
         return None
     if not isinstance(reason, str):
         raise MemoryValidationError("reason", "must be a string or null", reason)
-    reason = reason.strip()
-    if "\x00" in reason:
-        raise MemoryValidationError("reason", "must not contain NUL characters", reason)
-    if len(reason) > MAX_REASON_CHARS:
-        raise MemoryValidationError(
-            "reason", f"is {len(reason)} characters; the maximum is {MAX_REASON_CHARS}", reason
-        )
-    return reason or None
+    return check_invalid_reason(reason.strip() or None)
 
 
 def format_scope(scope: Mapping[str, str]) -> str:
