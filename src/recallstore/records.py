@@ -8,7 +8,7 @@ This module imports nothing from the machinery (stores, events, exporters).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any, ClassVar, Literal, Self, get_args
 
@@ -46,6 +46,7 @@ __all__ = [
     "SearchMode",
     "check_invalid_reason",
     "format_timestamp",
+    "parse_scope_pairs",
 ]
 
 MAX_CONTENT_CHARS = 16_000
@@ -200,6 +201,29 @@ def _utc(value: datetime | None) -> datetime | None:
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError("timestamps must be timezone-aware (use UTC)")
     return value.astimezone(UTC)
+
+
+def parse_scope_pairs(pairs: Iterable[str]) -> dict[str, str]:
+    """``["tenant=acme", "user=u1"]`` → the canonical scope ``{"tenant": "acme", "user": "u1"}``.
+
+    Splits each pair at its first ``=``; keys and values are exact (nothing is stripped).
+    A pair without ``=`` or with an empty key, a key given twice with different values,
+    or a scope the contract refuses raises :class:`MemoryValidationError` on ``scope``.
+    """
+    scope: dict[str, str] = {}
+    for pair in pairs:
+        key, separator, value = pair.partition("=")
+        if not separator or not key:
+            raise MemoryValidationError("scope", f"expects key=value, got {pair!r}", pair)
+        if scope.get(key, value) != value:
+            raise MemoryValidationError(
+                "scope", f"gives {key!r} twice with different values: {scope[key]!r}, {value!r}"
+            )
+        scope[key] = value
+    try:
+        return _canonical_scope(scope)
+    except ValueError as exc:
+        raise MemoryValidationError("scope", str(exc), scope) from None
 
 
 def check_invalid_reason(reason: str | None) -> str | None:

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from recallstore import MemorySearchQuery, MemoryValidationError, MemoryWriteInput
-from recallstore.records import MAX_CONTENT_CHARS, MemoryRecord
+from recallstore.records import MAX_CONTENT_CHARS, MemoryRecord, parse_scope_pairs
 
 
 @pytest.mark.parametrize(
@@ -96,3 +96,36 @@ def test_strings_no_backend_can_store_are_refused_in_records(
 def test_payload_with_ordinary_unicode_is_accepted() -> None:
     payload = {"café": ["東京", "🙂", 1, 2.5, None, True], "nested": {"k": "v"}}
     assert MemoryWriteInput(scope={}, content="x", payload=payload).payload == payload
+
+
+@pytest.mark.parametrize(
+    ("pairs", "expected"),
+    [
+        (["user=u1", "tenant=acme"], {"tenant": "acme", "user": "u1"}),
+        (["note=a=b", "user=u1", "user=u1"], {"note": "a=b", "user": "u1"}),
+        (["user= u1 "], {"user": " u1 "}),
+        ([], {}),
+    ],
+)
+def test_scope_pairs_parse_exactly_and_canonically(
+    pairs: list[str], expected: dict[str, str]
+) -> None:
+    scope = parse_scope_pairs(pairs)
+    assert scope == expected
+    assert list(scope) == sorted(expected)
+
+
+@pytest.mark.parametrize(
+    ("pairs", "words"),
+    [
+        (["user"], "expects key=value, got 'user'"),
+        (["=u1"], "expects key=value, got '=u1'"),
+        (["user=a", "user=b"], "twice"),
+        (["user=a\x00b"], "NUL"),
+    ],
+)
+def test_bad_scope_pairs_name_the_scope_field(pairs: list[str], words: str) -> None:
+    with pytest.raises(MemoryValidationError) as caught:
+        parse_scope_pairs(pairs)
+    assert caught.value.field == "scope"
+    assert words in caught.value.message

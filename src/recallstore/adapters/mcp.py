@@ -22,11 +22,16 @@ from typing import Any, NoReturn
 
 from recallstore import __version__
 from recallstore.backends.sqlite import SqliteMemoryStore
-from recallstore.errors import MissingDependencyError, RecallstoreError, StoreUnavailableError
+from recallstore.errors import (
+    MemoryValidationError,
+    MissingDependencyError,
+    RecallstoreError,
+    StoreUnavailableError,
+)
 from recallstore.load import load_memory_store
 from recallstore.prompt import Awareness, RenderContext
 from recallstore.recall import assemble_recall
-from recallstore.records import MemorySearchQuery
+from recallstore.records import parse_scope_pairs
 from recallstore.store import MemoryStore
 from recallstore.toolbox import MemoryToolbox
 from recallstore.tools import mcp_tool
@@ -209,19 +214,14 @@ def _parse_scope(pairs: Sequence[str] | None) -> dict[str, str]:
             "at least one --scope KEY=VALUE is required (e.g. --scope user=u_42); "
             "an unscoped memory server would expose every user's memories"
         )
-    scope: dict[str, str] = {}
-    for pair in pairs:
-        key, equals, value = pair.partition("=")
-        key, value = key.strip(), value.strip()
-        if not equals or not key or not value:
-            raise _UsageError(f"--scope {pair!r} is not KEY=VALUE with a non-empty key and value")
-        if scope.get(key, value) != value:
-            raise _UsageError(f"--scope gives {key!r} two values: {scope[key]!r} and {value!r}")
-        scope[key] = value
     try:
-        return MemorySearchQuery(scope=scope).scope
-    except RecallstoreError as exc:
-        raise _UsageError(f"--scope: {exc}") from None
+        scope = parse_scope_pairs(pairs)
+    except MemoryValidationError as exc:
+        raise _UsageError(f"--scope {exc.message}") from None
+    empty = [key for key, value in scope.items() if not value]
+    if empty:
+        raise _UsageError(f"--scope {empty[0]!r} needs a non-empty value")
+    return scope
 
 
 def _build_parser() -> argparse.ArgumentParser:

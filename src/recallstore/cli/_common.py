@@ -12,7 +12,7 @@ from typing import TextIO
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.errors import MemoryValidationError
 from recallstore.load import load_memory_store
-from recallstore.records import MemoryRecord, MemorySearchQuery
+from recallstore.records import MemoryRecord, parse_scope_pairs
 from recallstore.store import MemoryStore, utc_now
 
 DB_ENV = "RECALLSTORE_DB"
@@ -69,18 +69,10 @@ def make_parent_directory(store: MemoryStore) -> None:
 
 def parse_scope(values: list[str] | None) -> dict[str, str]:
     """``["tenant=acme", "user=u1"]`` → ``{"tenant": "acme", "user": "u1"}``, validated."""
-    scope: dict[str, str] = {}
-    for raw in values or []:
-        key, sep, value = raw.partition("=")
-        if not sep or not key.strip():
-            raise CliError(f"--scope expects key=value, got {raw!r}", EXIT_USAGE)
-        if key in scope and scope[key] != value:
-            raise CliError(f"--scope gives {key!r} twice with different values", EXIT_USAGE)
-        scope[key] = value
     try:
-        return MemorySearchQuery(scope=scope).scope
+        return parse_scope_pairs(values or [])
     except MemoryValidationError as exc:
-        raise CliError(f"--scope: {exc.message}", EXIT_USAGE) from None
+        raise CliError(f"--scope {exc.message}", EXIT_USAGE) from None
 
 
 def format_scope(scope: dict[str, str]) -> str:

@@ -19,6 +19,7 @@ from recallstore.records import (
     MemoryRecord,
     MemorySearchQuery,
     check_invalid_reason,
+    parse_scope_pairs,
 )
 from recallstore.store import EXPORT_EXTENSION, MemoryStore
 
@@ -53,17 +54,17 @@ def parse_scope(values: Sequence[str]) -> dict[str, str]:
     values are ignored. A pair without ``=`` or with an empty key raises
     :class:`MemoryValidationError` on field ``scope``.
     """
-    scope: dict[str, str] = {}
-    for value in values:
-        for pair in _PAIR_SEPARATOR.split(value.strip()):
-            pair = pair.strip()
-            if not pair:
-                continue
-            key, separator, part = pair.partition("=")
-            if not separator or not key.strip():
-                raise MemoryValidationError("scope", f"expected key=value, got {pair!r}", pair)
-            scope[key.strip()] = part.strip()
-    return scope
+    pairs = [
+        pair.strip()
+        for value in values
+        for pair in _PAIR_SEPARATOR.split(value.strip())
+        if pair.strip()
+    ]
+    # The text field is typed by a person: spaces around keys and values are not meant.
+    return parse_scope_pairs(
+        f"{key.strip()}{separator}{part.strip()}"
+        for key, separator, part in (pair.partition("=") for pair in pairs)
+    )
 
 
 def check_reason(reason: object) -> str | None:

@@ -19,12 +19,13 @@ from __future__ import annotations
 import hmac
 import logging
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
 from recallstore.errors import ConfigurationError, MissingDependencyError
 from recallstore.events.bus import EventBus, Subscription
 from recallstore.events.models import GAP_EVENT_TYPE, StreamGap
+from recallstore.records import parse_scope_pairs
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -50,18 +51,6 @@ DEFAULT_RETRY_MS: Final = 3_000
 
 _logger = logging.getLogger("recallstore.events.sse")
 _EVENT_ID = re.compile(r"-?[0-9]{1,19}")
-
-
-def _parse_scope(values: Sequence[str]) -> dict[str, str]:
-    scope: dict[str, str] = {}
-    for value in values:
-        key, sep, part = value.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"scope must look like key=value, got {value!r}")
-        if scope.get(key, part) != part:
-            raise ValueError(f"scope key {key!r} is given twice with different values")
-        scope[key] = part
-    return scope
 
 
 def _parse_last_event_id(value: str | None) -> int | None:
@@ -160,7 +149,7 @@ def create_sse_app(
                 headers={"WWW-Authenticate": 'Bearer realm="recallstore"'},
             )
         try:
-            scope = _parse_scope(request.query_params.getlist("scope"))
+            scope = parse_scope_pairs(request.query_params.getlist("scope"))
             last_event_id = _parse_last_event_id(
                 request.headers.get("last-event-id") or request.query_params.get("last_event_id")
             )
