@@ -43,6 +43,7 @@ __all__ = [
     "MemoryTarget",
     "MemoryWriteInput",
     "Provenance",
+    "RecordStatus",
     "SearchMode",
     "check_invalid_reason",
     "format_timestamp",
@@ -66,6 +67,7 @@ _MAX_ID_CHARS = 128
 MemoryKind = Literal["fact", "preference", "episode", "profile"]
 MEMORY_KINDS: tuple[MemoryKind, ...] = get_args(MemoryKind)
 SearchMode = Literal["keyword", "semantic", "hybrid"]
+RecordStatus = Literal["valid", "superseded", "invalidated", "expired"]
 
 
 def format_timestamp(moment: datetime) -> str:
@@ -332,6 +334,14 @@ class MemoryRecord(_WritableFields):
     def is_expired(self, now: datetime) -> bool:
         """True when the record has an ``expires_at`` at or before ``now``."""
         return self.expires_at is not None and self.expires_at <= now
+
+    def status(self, now: datetime) -> RecordStatus:
+        """One word for where the record stands; superseded and invalidated win over expired."""
+        if self.superseded_by is not None:
+            return "superseded"
+        if self.invalid_at is not None:
+            return "invalidated"
+        return "expired" if self.is_expired(now) else "valid"
 
 
 class MemorySearchQuery(_Contract):

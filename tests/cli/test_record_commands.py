@@ -22,7 +22,7 @@ def test_list_all_includes_every_record_with_its_status(cli, seeded) -> None:
     every = (seeded.blue, seeded.green, seeded.purple, seeded.tea, seeded.coupon)
     assert set(rows) == {record.id for record in every}
     assert " superseded " in rows[seeded.blue.id]
-    assert " invalid " in rows[seeded.tea.id]
+    assert " invalidated " in rows[seeded.tea.id]
     assert " expired " in rows[seeded.coupon.id]
     assert " valid " in rows[seeded.purple.id]
 

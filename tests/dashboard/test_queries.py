@@ -10,7 +10,6 @@ from recallstore.dashboard._queries import (
     check_reason,
     format_scope,
     parse_scope,
-    record_status,
     supersede_chain,
 )
 from recallstore.errors import MemoryValidationError
@@ -64,13 +63,13 @@ def test_reasons_are_stripped_bounded_and_blank_means_none() -> None:
 def test_status_words() -> None:
     now = datetime(2030, 1, 1, tzinfo=UTC)
     base = MemoryRecord(id="r1", scope=SCOPE, content="x", created_at=now, updated_at=now)
-    assert record_status(base, now) == "valid"
+    assert base.status(now) == "valid"
     expired = base.model_copy(update={"expires_at": now - timedelta(seconds=1)})
-    assert record_status(expired, now) == "expired"
+    assert expired.status(now) == "expired"
     invalid = expired.model_copy(update={"invalid_at": now})
-    assert record_status(invalid, now) == "invalidated"
+    assert invalid.status(now) == "invalidated"
     superseded = invalid.model_copy(update={"superseded_by": "r2"})
-    assert record_status(superseded, now) == "superseded"
+    assert superseded.status(now) == "superseded"
 
 
 async def test_the_chain_is_walked_both_ways_and_survives_a_deleted_link(

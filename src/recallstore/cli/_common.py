@@ -81,14 +81,8 @@ def format_scope(scope: dict[str, str]) -> str:
 
 
 def status_of(record: MemoryRecord) -> str:
-    """``valid``, ``superseded``, ``invalid`` or ``expired``, as a list column shows it."""
-    if record.superseded_by is not None:
-        return "superseded"
-    if record.invalid_at is not None:
-        return "invalid"
-    if record.is_expired(utc_now()):
-        return "expired"
-    return "valid"
+    """``valid``, ``superseded``, ``invalidated`` or ``expired``, as a list column shows it."""
+    return record.status(utc_now())
 
 
 def short_time(record: MemoryRecord) -> str:

@@ -23,7 +23,6 @@ from recallstore.dashboard._queries import (
     check_reason,
     format_scope,
     parse_scope,
-    record_status,
     supersede_chain,
 )
 from recallstore.errors import MemoryNotFoundError, MemoryValidationError
@@ -180,7 +179,7 @@ class Lens:
             root=connection.scope.get("root_path", ""),
             # The store's location is nobody's business before they show the token.
             store_label=self._store_label if authenticated else "",
-            status_of=lambda record: record_status(record, now),
+            status_of=lambda record: record.status(now),
             **context,
         )
         return HTMLResponse(html, status_code=status_code, headers=_SECURITY_HEADERS)
@@ -312,7 +311,7 @@ class Lens:
             active="records",
             error=error,
             record=record,
-            status=record_status(record, utc_now()),
+            status=record.status(utc_now()),
             chain=chain,
             scope_text=format_scope(record.scope),
             payload_json=payload_json,

@@ -8,8 +8,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal
 
 from recallstore.errors import MemoryValidationError
 from recallstore.jsonl import iter_records
@@ -27,19 +25,15 @@ __all__ = [
     "MAX_CHAIN_STEPS",
     "MAX_REASON_CHARS",
     "ChainLink",
-    "RecordStatus",
     "SupersedeChain",
     "check_reason",
     "format_scope",
     "parse_scope",
-    "record_status",
     "supersede_chain",
 ]
 
 MAX_CHAIN_STEPS = 50
 """How many links the record page follows in each direction before it stops."""
-
-RecordStatus = Literal["valid", "superseded", "invalidated", "expired"]
 
 # A comma separates two pairs only when what follows looks like another ``key=``, so a
 # value such as ``note=a,b`` survives intact.
@@ -83,17 +77,6 @@ def check_reason(reason: object) -> str | None:
 def format_scope(scope: Mapping[str, str]) -> str:
     """The text-field form of ``scope``: ``key=value`` pairs joined by ``", "``."""
     return ", ".join(f"{key}={value}" for key, value in scope.items())
-
-
-def record_status(record: MemoryRecord, now: datetime) -> RecordStatus:
-    """One word for where a record stands: superseded and invalidated win over expired."""
-    if record.superseded_by is not None:
-        return "superseded"
-    if record.invalid_at is not None:
-        return "invalidated"
-    if record.is_expired(now):
-        return "expired"
-    return "valid"
 
 
 @dataclass(frozen=True, slots=True)
