@@ -8,11 +8,12 @@ like an id that does not exist. There is no delete tool; forgetting is the host'
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from recallstore.context import call_context
+from recallstore.context import CallContext, call_context
 from recallstore.errors import (
     ConfigurationError,
     MemoryConflictError,
@@ -332,7 +333,7 @@ class MemoryToolbox:
 
         return Manual.render(tool.name for tool in self.tools)
 
-    def _context(self) -> Any:
+    def _context(self) -> AbstractContextManager[CallContext]:
         return call_context(
             conversation_id=self.provenance.conversation_id, run_id=self.provenance.run_id
         )
