@@ -4,6 +4,7 @@ Scoped per tenant and user, invalidated instead of overwritten, local-first on a
 bundled SQLite FTS5 store, and observable over SSE and OpenTelemetry.
 """
 
+from recallstore._version import __version__
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
@@ -21,7 +22,7 @@ from recallstore.errors import (
 )
 from recallstore.events import EVENT_TYPES, EventBus, MemoryEvent, ObservedMemoryStore
 from recallstore.load import load_memory_store
-from recallstore.prompt import Awareness, Manual, RenderContext
+from recallstore.prompt import Awareness, Manual, RenderContext, render_recall
 from recallstore.recall import Recall, RecallObserver, assemble_recall
 from recallstore.records import (
     DEFAULT_LIMIT,
@@ -49,8 +50,6 @@ from recallstore.tools import (
     mcp_tool,
     openai_tool,
 )
-
-__version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -106,4 +105,5 @@ __all__ = [
     "load_memory_store",
     "mcp_tool",
     "openai_tool",
+    "render_recall",
 ]
