@@ -9,6 +9,7 @@ from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.capability import MemoryCapability, MemoryInstance
+from recallstore.chain import ChainLink, SupersedeChain, supersede_chain
 from recallstore.context import CallContext, call_context, current_call_context
 from recallstore.errors import (
     ConfigurationError,
@@ -38,6 +39,7 @@ from recallstore.records import (
     MemoryWriteInput,
     Provenance,
 )
+from recallstore.scope_text import format_scope, parse_scope_text
 from recallstore.scripted import Reply, ScriptedConversation, ScriptedModel, ToolCall
 from recallstore.store import MemoryStore
 from recallstore.toolbox import MemoryToolbox
@@ -59,6 +61,7 @@ __all__ = [
     "MEMORY_KINDS",
     "Awareness",
     "CallContext",
+    "ChainLink",
     "ConfigurationError",
     "EventBus",
     "InMemoryMemoryStore",
@@ -92,6 +95,7 @@ __all__ = [
     "SqliteMemoryStore",
     "StoreIncompatibleError",
     "StoreUnavailableError",
+    "SupersedeChain",
     "Tool",
     "ToolArguments",
     "ToolCall",
@@ -102,8 +106,11 @@ __all__ = [
     "assemble_recall",
     "call_context",
     "current_call_context",
+    "format_scope",
     "load_memory_store",
     "mcp_tool",
     "openai_tool",
+    "parse_scope_text",
     "render_recall",
+    "supersede_chain",
 ]

@@ -23,7 +23,7 @@ from recallstore.records import MAX_CONTENT_CHARS, MemoryRecord, parse_scope_pai
 )
 def test_invalid_write_input_names_the_field(fields: dict[str, object], field_name: str) -> None:
     with pytest.raises(MemoryValidationError) as caught:
-        MemoryWriteInput(**fields)  # type: ignore[arg-type]
+        MemoryWriteInput(**fields)
     assert caught.value.field == field_name
 
 

@@ -1,0 +1,94 @@
+"""The import layering is enforced: `make check` runs import-linter, and it catches a
+wrong import direction.
+
+Each case copies the package into a temporary folder, adds ONE bad import (or an
+unplaced module) to the copy and runs the same ``lint-imports`` command with the
+project's own configuration against it: it must fail there and pass on the real tree.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "src" / "recallstore"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(project: Path, source_root: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` with ``project``'s pyproject.toml, importing from ``source_root``."""
+    # PYTHONPATH comes before the editable install's path entry, so the graph is built
+    # from the copy.
+    env = {**os.environ, "PYTHONPATH": str(source_root)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo", str(project / "pyproject.toml")],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def copy_project(tmp_path: Path) -> Path:
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    shutil.copytree(
+        PACKAGE, tmp_path / "src" / "recallstore", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return tmp_path
+
+
+def add_line(module: Path, line: str) -> None:
+    """Append an import to ``module`` (after its own imports, where ruff would not care)."""
+    module.write_text(module.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+
+
+def test_the_real_tree_keeps_every_contract() -> None:
+    result = lint_imports(ROOT, ROOT / "src")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"Contracts: (\d+) kept, 0 broken", result.stdout)
+
+
+@pytest.mark.parametrize(
+    ("module", "bad_import", "broken"),
+    [
+        # The data contract reaching up into the storage machinery.
+        ("records.py", "import recallstore.store", "recallstore.records"),
+        # The store protocol depending on a backend.
+        ("store.py", "import recallstore.backends.memory", "recallstore.store"),
+        # A backend reaching up into the agent surface.
+        ("backends/memory.py", "import recallstore.toolbox", "recallstore.backends"),
+        # The agent surface depending on the event machinery.
+        ("toolbox.py", "import recallstore.events", "recallstore.toolbox"),
+        # Events depending on a surface.
+        ("events/bus.py", "import recallstore.dashboard", "recallstore.events"),
+        # The pure render code importing the machinery at run time (same layer as recall,
+        # so only the "pure-render" contract catches it).
+        ("prompt/_render.py", "import recallstore.recall", "recallstore.prompt"),
+    ],
+)
+def test_a_wrong_import_direction_fails_the_check(
+    tmp_path: Path, module: str, bad_import: str, broken: str
+) -> None:
+    project = copy_project(tmp_path)
+    add_line(project / "src" / "recallstore" / module, bad_import)
+    result = lint_imports(project, project / "src")
+    assert result.returncode != 0, result.stdout
+    assert "BROKEN" in result.stdout
+    assert broken in result.stdout
+
+
+def test_a_module_outside_every_layer_fails_the_check(tmp_path: Path) -> None:
+    project = copy_project(tmp_path)
+    (project / "src" / "recallstore" / "unplaced.py").write_text('"""Nowhere."""\n')
+    result = lint_imports(project, project / "src")
+    assert result.returncode != 0, result.stdout
+    assert "unplaced" in result.stdout + result.stderr
