@@ -73,6 +73,9 @@ def test_the_real_tree_keeps_every_contract() -> None:
         # The pure render code importing the machinery at run time (same layer as recall,
         # so only the "pure-render" contract catches it).
         ("prompt/_render.py", "import recallstore.recall", "recallstore.prompt"),
+        # A surface borrowing another's internals (what the CLI once did).
+        ("cli/_records.py", "import recallstore.dashboard._requests", "recallstore.cli"),
+        ("dashboard/_api.py", "import recallstore.dashboard._pages", "recallstore.dashboard._api"),
     ],
 )
 def test_a_wrong_import_direction_fails_the_check(
