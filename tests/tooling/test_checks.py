@@ -3,10 +3,7 @@ and a coverage floor that fails `make test` when coverage drops."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -50,17 +47,10 @@ def test_make_check_runs_lint_typecheck_and_layers() -> None:
     assert any(line.startswith("$(BIN)/lint-imports") for line in rules["layers"][1])
 
 
-def test_pre_commit_runs_exactly_what_make_check_runs() -> None:
+def test_pre_commit_runs_exactly_what_make_check_runs(run_tool: Any) -> None:
     prerequisites, _ = make_rules()["check"]
     assert pre_commit_entries() == [f"make {target}" for target in prerequisites]
-    validated = subprocess.run(
-        [str(Path(sys.executable).with_name("pre-commit")), "validate-config"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    validated = run_tool("pre-commit", "validate-config", timeout=60)
     assert validated.returncode == 0, validated.stdout + validated.stderr
 
 
@@ -87,20 +77,15 @@ def test_the_changelog_has_an_unreleased_section() -> None:
     assert "\n## [Unreleased]\n" in changelog
 
 
-def test_a_run_below_the_coverage_floor_fails(tmp_path: Path) -> None:
+def test_a_run_below_the_coverage_floor_fails(run_tool: Any, tmp_path: Path) -> None:
     # One small test file covers a sliver of the package: the floor must fail the run.
     floor = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
         "coverage"
     ]["report"]["fail_under"]
-    env = {**os.environ, "COVERAGE_FILE": str(tmp_path / ".coverage")}
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "--cov", "--cov-report=", "-q", "tests/test_version.py"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    result = run_tool(
+        "python",
+        *("-m", "pytest", "--cov", "--cov-report=", "-q", "tests/test_version.py"),
+        env={"COVERAGE_FILE": str(tmp_path / ".coverage")},
     )
     assert result.returncode != 0, result.stdout
     assert "2 passed" in result.stdout  # the tests passed; the floor failed the run

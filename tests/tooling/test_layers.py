@@ -8,34 +8,39 @@ project's own configuration against it: it must fail there and pass on the real 
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "recallstore"
-LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+LintImports = Callable[[Path, Path], subprocess.CompletedProcess[str]]
 
 
-def lint_imports(project: Path, source_root: Path) -> subprocess.CompletedProcess[str]:
-    """``lint-imports`` with ``project``'s pyproject.toml, importing from ``source_root``."""
-    # PYTHONPATH comes before the editable install's path entry, so the graph is built
-    # from the copy.
-    env = {**os.environ, "PYTHONPATH": str(source_root)}
-    return subprocess.run(
-        [str(LINT_IMPORTS), "--no-cache", "--no-logo", str(project / "pyproject.toml")],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+@pytest.fixture
+def lint_imports(run_tool: Any) -> LintImports:
+    """``lint-imports`` with a project's pyproject.toml, importing from a source root."""
+
+    def lint(project: Path, source_root: Path) -> subprocess.CompletedProcess[str]:
+        # PYTHONPATH comes before the editable install's path entry, so the graph is
+        # built from the copy.
+        result: subprocess.CompletedProcess[str] = run_tool(
+            "lint-imports",
+            "--no-cache",
+            "--no-logo",
+            project / "pyproject.toml",
+            cwd=project,
+            env={"PYTHONPATH": str(source_root)},
+            timeout=120,
+        )
+        return result
+
+    return lint
 
 
 def copy_project(tmp_path: Path) -> Path:
@@ -51,7 +56,7 @@ def add_line(module: Path, line: str) -> None:
     module.write_text(module.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
 
 
-def test_the_real_tree_keeps_every_contract() -> None:
+def test_the_real_tree_keeps_every_contract(lint_imports: LintImports) -> None:
     result = lint_imports(ROOT, ROOT / "src")
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(r"Contracts: (\d+) kept, 0 broken", result.stdout)
@@ -79,7 +84,7 @@ def test_the_real_tree_keeps_every_contract() -> None:
     ],
 )
 def test_a_wrong_import_direction_fails_the_check(
-    tmp_path: Path, module: str, bad_import: str, broken: str
+    lint_imports: LintImports, tmp_path: Path, module: str, bad_import: str, broken: str
 ) -> None:
     project = copy_project(tmp_path)
     add_line(project / "src" / "recallstore" / module, bad_import)
@@ -89,7 +94,9 @@ def test_a_wrong_import_direction_fails_the_check(
     assert broken in result.stdout
 
 
-def test_a_module_outside_every_layer_fails_the_check(tmp_path: Path) -> None:
+def test_a_module_outside_every_layer_fails_the_check(
+    lint_imports: LintImports, tmp_path: Path
+) -> None:
     project = copy_project(tmp_path)
     (project / "src" / "recallstore" / "unplaced.py").write_text('"""Nowhere."""\n')
     result = lint_imports(project, project / "src")
