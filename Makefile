@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo serve test format check manifest bench clean
+.PHONY: demo serve test format check lint typecheck layers manifest bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,15 +26,27 @@ demo: $(VENV)/.installed-server
 serve: $(VENV)/.installed-server
 	$(BIN)/recallstore serve
 
-## test: install what the tests need and run them all
+## test: install what the tests need and run them all, measuring coverage
+## (the run fails when coverage drops below fail_under in pyproject.toml)
 test: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --cov --cov-report=term-missing:skip-covered
 
-## check: the static checks CI runs (ruff, ruff format, mypy --strict)
-check: $(VENV)/.installed-dev
+## check: the static checks CI and pre-commit run: lint, typecheck, layers
+check: lint typecheck layers
+
+## lint: ruff check and ruff format --check
+lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests examples benchmarks
 	$(BIN)/ruff format --check src tests examples benchmarks
+
+## typecheck: mypy --strict on src/ and on tests/ (tests may leave fixtures unannotated)
+typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy --strict src
+	$(BIN)/mypy --strict tests
+
+## layers: the import layering of docs/contributing.md (import-linter)
+layers: $(VENV)/.installed-dev
+	$(BIN)/lint-imports --no-logo
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix src tests examples benchmarks

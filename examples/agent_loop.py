@@ -4,7 +4,7 @@ Two conversations with the same user on a SQLite file. Each conversation:
 
 1. builds a ``MemoryToolbox`` bound to the user's scope,
 2. assembles the turn-1 recall for the first user message and renders it into the
-   system prompt (``Awareness.from_recall``) after the memory manual,
+   system prompt (``render_recall``) after the memory manual,
 3. loops: ask the model, run any tool call through ``toolbox.call``, feed the result
    back, until the model replies.
 
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from recallstore.backends.sqlite import SqliteMemoryStore
-from recallstore.prompt import Awareness, RenderContext
+from recallstore.prompt import render_recall
 from recallstore.recall import assemble_recall
 from recallstore.scripted import Message, Reply, ScriptedModel, StepSource, ToolCall, last_result
 from recallstore.store import MemoryStore
@@ -66,7 +66,7 @@ async def conversation(
     """Run one conversation; returns the model, whose ``requests`` show what it saw."""
     toolbox = MemoryToolbox(store, SCOPE, conversation_id=conversation_id, author="example-agent")
     recall = await assemble_recall(store, SCOPE, turns[0], conversation_id=conversation_id)
-    block = Awareness.from_recall(RenderContext(recall=recall))
+    block = render_recall(recall)
     system_prompt = toolbox.manual if block is None else f"{toolbox.manual}\n\n{block}"
 
     print(f"\n=== {conversation_id} ===")

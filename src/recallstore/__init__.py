@@ -4,10 +4,12 @@ Scoped per tenant and user, invalidated instead of overwritten, local-first on a
 bundled SQLite FTS5 store, and observable over SSE and OpenTelemetry.
 """
 
+from recallstore._version import __version__
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.capability import MemoryCapability, MemoryInstance
+from recallstore.chain import ChainLink, SupersedeChain, supersede_chain
 from recallstore.context import CallContext, call_context, current_call_context
 from recallstore.errors import (
     ConfigurationError,
@@ -21,7 +23,7 @@ from recallstore.errors import (
 )
 from recallstore.events import EVENT_TYPES, EventBus, MemoryEvent, ObservedMemoryStore
 from recallstore.load import load_memory_store
-from recallstore.prompt import Awareness, Manual, RenderContext
+from recallstore.prompt import Awareness, Manual, RenderContext, render_recall
 from recallstore.recall import Recall, RecallObserver, assemble_recall
 from recallstore.records import (
     DEFAULT_LIMIT,
@@ -37,6 +39,7 @@ from recallstore.records import (
     MemoryWriteInput,
     Provenance,
 )
+from recallstore.scope_text import format_scope, parse_scope_text
 from recallstore.scripted import Reply, ScriptedConversation, ScriptedModel, ToolCall
 from recallstore.store import MemoryStore
 from recallstore.toolbox import MemoryToolbox
@@ -50,8 +53,6 @@ from recallstore.tools import (
     openai_tool,
 )
 
-__version__ = "0.1.0"
-
 __all__ = [
     "DEFAULT_LIMIT",
     "EVENT_TYPES",
@@ -60,6 +61,7 @@ __all__ = [
     "MEMORY_KINDS",
     "Awareness",
     "CallContext",
+    "ChainLink",
     "ConfigurationError",
     "EventBus",
     "InMemoryMemoryStore",
@@ -93,6 +95,7 @@ __all__ = [
     "SqliteMemoryStore",
     "StoreIncompatibleError",
     "StoreUnavailableError",
+    "SupersedeChain",
     "Tool",
     "ToolArguments",
     "ToolCall",
@@ -103,7 +106,11 @@ __all__ = [
     "assemble_recall",
     "call_context",
     "current_call_context",
+    "format_scope",
     "load_memory_store",
     "mcp_tool",
     "openai_tool",
+    "parse_scope_text",
+    "render_recall",
+    "supersede_chain",
 ]

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from recallstore.errors import ConfigurationError
-from recallstore.prompt import Awareness, RenderContext
+from recallstore.prompt import render_recall
 from recallstore.recall import (
     DEFAULT_BUDGET_CHARS,
     DEFAULT_PROFILE_LIMIT,
@@ -141,5 +141,5 @@ class MemoryCapability:
             run_id=run_id,
             toolbox=toolbox,
             recall=recall,
-            recall_block=Awareness.from_recall(RenderContext(recall=recall)),
+            recall_block=render_recall(recall),
         )

@@ -17,6 +17,7 @@ from recallstore.prompt import (
     Manual,
     RenderContext,
     escape_memory_text,
+    render_recall,
 )
 from recallstore.recall import Recall
 from recallstore.records import MemoryKind, MemoryRecord
@@ -230,3 +231,16 @@ def test_escaped_text_is_one_line_without_angle_brackets(text: str) -> None:
         unicodedata.category(ch) not in ("Cc", "Cf", "Cs") or ch in "\u200c\u200d" for ch in escaped
     )
     assert escaped == escaped.strip()
+
+
+def test_render_recall_is_the_plain_form_of_awareness_from_recall() -> None:
+    import recallstore
+
+    assert recallstore.render_recall is render_recall
+    assert render_recall(None) is None
+    assert render_recall(recall_of([], [])) is None
+    for recall in (recall_of(PROFILE, HITS), recall_of(PROFILE, [], omitted=2)):
+        block = render_recall(recall)
+        assert block is not None
+        assert block.startswith(RECALL_OPEN)
+        assert block == render(recall)

@@ -70,8 +70,9 @@ async def _seed(path: Path) -> Seeded:
                 )
             ]
         )
-        refreshed = [await store.get(r.id) for r in (blue, green, purple, tea, coupon)]
-    assert all(r is not None for r in refreshed)
+        found = [await store.get(r.id) for r in (blue, green, purple, tea, coupon)]
+    refreshed = [r for r in found if r is not None]
+    assert len(refreshed) == len(found)
     blue, green, purple, tea, coupon = refreshed
     return Seeded(path, blue, green, purple, tea, coupon)
 

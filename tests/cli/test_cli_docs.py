@@ -54,7 +54,7 @@ def test_every_option_is_documented_in_its_section(command: str) -> None:
             continue
         names = [name for name in action.option_strings if name.startswith("--")]
         if not action.option_strings:
-            names = [action.metavar or action.dest]
+            names = [str(action.metavar or action.dest)]
         assert any(
             re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", section) for name in names
         ), f"docs/cli.md: section '{command}' does not document {names[0]}"

@@ -21,7 +21,8 @@ def assert_one_line_error(result, code: int, *needles: str) -> str:
     assert ": error: " in lines[0]
     for needle in needles:
         assert needle in lines[0]
-    return lines[0]
+    first: str = lines[0]
+    return first
 
 
 @pytest.mark.parametrize("bad", ["x", "=acme", "user"])

@@ -77,6 +77,8 @@ def test_show_json_chain_from_each_end(cli, seeded) -> None:
 def test_show_of_a_record_without_chain_shows_its_fields(cli, seeded) -> None:
     result = cli("show", seeded.coupon.id, "--db", seeded.path)
     assert "chain" not in result.out
+    # The same text the lens's scope field reads back (recallstore.scope_text).
+    assert "scope:      tenant=acme, user=alice\n" in result.out
     assert "conversation_id=c-1" in result.out
     assert '"code": "SPRING"' in result.out
     assert "Alice used the spring coupon" in result.out

@@ -28,10 +28,14 @@ def serving(db: Path, *extra: str) -> Iterator[tuple[str, subprocess.Popen[str]]
         text=True,
     )
     lines: queue.Queue[str] = queue.Queue()
-    assert server.stdout is not None
-    threading.Thread(
-        target=lambda: [lines.put(line) for line in server.stdout], daemon=True
-    ).start()
+    stdout = server.stdout
+    assert stdout is not None
+
+    def pump() -> None:
+        for line in stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
     try:
         first = lines.get(timeout=30)
         assert first.startswith("Memory lens: http://127.0.0.1:"), first

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -30,10 +31,10 @@ def _pre(page: str, element_id: str) -> str:
     return html.unescape(match.group(1))
 
 
-async def _write(client: httpx.AsyncClient, **fields: object) -> dict[str, object]:
+async def _write(client: httpx.AsyncClient, **fields: object) -> dict[str, Any]:
     response = await client.post("/api/records", json={"scope": SCOPE, **fields})
     assert response.status_code == 201, response.text
-    record: dict[str, object] = response.json()["record"]
+    record: dict[str, Any] = response.json()["record"]
     return record
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import Field, create_model
 
-from recallstore.events import EVENT_TYPES, MemoryWriteData, MemoryWriteEvent
+from recallstore.events import EVENT_TYPES, MemoryEvent, MemoryWriteData, MemoryWriteEvent
 from recallstore.events.manifest import (
     WRITE_COMMAND,
     build_manifest,
@@ -46,7 +46,7 @@ def test_adding_a_field_to_a_copy_of_a_model_is_reported_as_drift() -> None:
     widened_event = create_model(
         "MemoryWriteEvent", __base__=MemoryWriteEvent, data=(widened_data, ...)
     )
-    models = {**EVENT_MODELS, "agent.memory.write": widened_event}
+    models: dict[str, type[MemoryEvent]] = {**EVENT_MODELS, "agent.memory.write": widened_event}
     differences = check_manifest(MANIFEST, build_manifest(models))
     assert differences
     assert any("MemoryWriteData.properties.tenant_secret" in line for line in differences)

@@ -81,9 +81,13 @@ def test_host_with_sse_streams_events_to_an_authorised_client() -> None:
     assert "'Helix' in any event: False" in out
 
 
-def test_two_conversations_example_recalls_the_correction() -> None:
-    out = run_example("two_conversations.py")
-    block = _between(out, "<recalled_memories>", "</recalled_memories>")
-    assert "Ana lives in Lisbon" in block
-    assert "Ana lives in Berlin." not in block
-    assert "allergic to peanuts" in block
+def test_two_conversations_example_recalls_the_correction(tmp_path: Path) -> None:
+    db = tmp_path / "example.db"
+    out = run_example("two_conversations.py", db)
+    prompt = out.split("conversation 2, the system prompt the model saw:")[1]
+    block = _between(prompt, "<recalled_memories>", "</recalled_memories>")
+    assert "The user's name is Ana." in block
+    assert "Ana is allergic to peanuts." in block
+    assert "Ana lives in Lisbon (she moved from Berlin)." in block
+    assert "Ana lives in Berlin." not in block  # superseded, so not recalled
+    assert db.exists()

@@ -25,12 +25,12 @@ def test_memory_target_is_the_in_memory_store() -> None:
 @pytest.mark.parametrize("form", ["plain", "pathlike", "sqlite-absolute"])
 async def test_path_forms_open_the_same_sqlite_file(tmp_path: Path, form: str) -> None:
     db = tmp_path / "memory.db"
-    target: str | Path = {
+    targets: dict[str, str | Path] = {
         "plain": str(db),
         "pathlike": db,
         "sqlite-absolute": f"sqlite:///{db}",
-    }[form]
-    store = load_memory_store(target)
+    }
+    store = load_memory_store(targets[form])
     assert isinstance(store, SqliteMemoryStore)
     assert store.path == db
     async with store:

@@ -1,6 +1,6 @@
 """The data contract validates once, at the edge, and names the offending field."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -23,7 +23,7 @@ from recallstore.records import MAX_CONTENT_CHARS, MemoryRecord, parse_scope_pai
 )
 def test_invalid_write_input_names_the_field(fields: dict[str, object], field_name: str) -> None:
     with pytest.raises(MemoryValidationError) as caught:
-        MemoryWriteInput(**fields)  # type: ignore[arg-type]
+        MemoryWriteInput(**fields)
     assert caught.value.field == field_name
 
 
@@ -129,3 +129,17 @@ def test_bad_scope_pairs_name_the_scope_field(pairs: list[str], words: str) -> N
         parse_scope_pairs(pairs)
     assert caught.value.field == "scope"
     assert words in caught.value.message
+
+
+def test_status_words() -> None:
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    base = MemoryRecord(
+        id="r1", scope={"user": "u_42"}, content="x", created_at=now, updated_at=now
+    )
+    assert base.status(now) == "valid"
+    expired = base.model_copy(update={"expires_at": now - timedelta(seconds=1)})
+    assert expired.status(now) == "expired"
+    invalid = expired.model_copy(update={"invalid_at": now})
+    assert invalid.status(now) == "invalidated"
+    superseded = invalid.model_copy(update={"superseded_by": "r2"})
+    assert superseded.status(now) == "superseded"

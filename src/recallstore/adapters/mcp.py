@@ -20,7 +20,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-from recallstore import __version__
+from recallstore._version import __version__
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.errors import (
     MemoryValidationError,

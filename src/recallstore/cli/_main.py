@@ -9,15 +9,9 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from recallstore.cli import _records, _server
-from recallstore.cli._common import (
-    DB_ENV,
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
-    CliError,
-    default_db,
-)
+from recallstore.cli import _demo, _manifest, _records, _serve, _transfer
+from recallstore.cli._database import DB_ENV, default_db
+from recallstore.cli._errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, CliError
 from recallstore.errors import (
     ConfigurationError,
     MemoryValidationError,
@@ -87,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser(
         "demo", parents=[db], help="run two scripted conversations with memory"
     )
-    demo.set_defaults(handler=_server.run_demo_command)
+    demo.set_defaults(handler=_demo.run_demo_command)
 
     serve = commands.add_parser(
         "serve", parents=[db], help="open the memory lens dashboard on 127.0.0.1"
@@ -99,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="put record content and query text into streamed events (off by default)",
     )
-    serve.set_defaults(handler=_server.run_serve)
+    serve.set_defaults(handler=_serve.run_serve)
 
     listing = commands.add_parser(
         "list", parents=[store, filters], help="list records, newest first"
@@ -135,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     export.add_argument("--progress", action="store_true", help="draw a progress bar on stderr")
-    export.set_defaults(handler=_records.run_export)
+    export.set_defaults(handler=_transfer.run_export)
 
     import_ = commands.add_parser(
         "import", parents=[store], help="insert exported JSONL records unchanged"
@@ -145,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--batch-size", type=int, default=500, help="records per transaction (default 500)"
     )
     import_.add_argument("--progress", action="store_true", help="draw a progress bar on stderr")
-    import_.set_defaults(handler=_records.run_import)
+    import_.set_defaults(handler=_transfer.run_import)
 
     events = commands.add_parser("events", help="the event catalogue")
     event_commands = events.add_subparsers(dest="events_command", metavar="COMMAND")
@@ -167,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="the events reference generated from it (default: ./docs/events.md)",
     )
-    manifest.set_defaults(handler=_server.run_manifest)
+    manifest.set_defaults(handler=_manifest.run_manifest)
     return parser
 
 

@@ -16,8 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from recallstore.context import call_context
-from recallstore.dashboard._pages import DASHBOARD_RUN_ID, search_from_params
-from recallstore.dashboard._queries import check_reason
+from recallstore.dashboard._requests import DASHBOARD_RUN_ID, check_reason, search_from_params
 from recallstore.errors import (
     MemoryConflictError,
     MemoryNotFoundError,

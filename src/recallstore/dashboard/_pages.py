@@ -7,44 +7,42 @@ untrusted text and must reach the browser as text, never as markup.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode
+from urllib.parse import quote, urlencode
 
 import jinja2
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from recallstore.chain import supersede_chain
 from recallstore.context import call_context
-from recallstore.dashboard._queries import (
-    MAX_REASON_CHARS,
+from recallstore.dashboard._requests import (
+    DASHBOARD_RUN_ID,
     check_reason,
-    format_scope,
-    parse_scope,
-    supersede_chain,
+    int_param,
+    read_form,
+    search_from_params,
 )
 from recallstore.errors import MemoryNotFoundError, MemoryValidationError
 from recallstore.events import EventBus
-from recallstore.prompt import Awareness, RenderContext
+from recallstore.prompt import render_recall
 from recallstore.recall import DEFAULT_BUDGET_CHARS, Recall, assemble_recall
 from recallstore.records import (
     MAX_CONTENT_CHARS,
-    MAX_LIMIT,
+    MAX_REASON_CHARS,
     MEMORY_KINDS,
     MemoryHit,
     MemorySearchQuery,
 )
+from recallstore.scope_text import format_scope, parse_scope_text
 from recallstore.store import MemoryStore, utc_now
 
-__all__ = ["DASHBOARD_RUN_ID", "Lens", "search_from_params"]
-
-DASHBOARD_RUN_ID = "dashboard"
-"""The run id the lens's own store calls carry, so they are told apart in the feed."""
+__all__ = ["DashboardPages"]
 
 _DEFAULT_PAGE_LIMIT = 50
-_MAX_FORM_BYTES = 64_000
 _MAX_BUDGET_CHARS = 1_000_000
 _SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -72,58 +70,6 @@ def _templates() -> jinja2.Environment:
     return environment
 
 
-def _int_param(params: Mapping[str, str], name: str, default: int, maximum: int) -> int:
-    text = params.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise MemoryValidationError(name, f"must be a whole number, got {text!r}", text) from None
-    if not 0 <= value <= maximum:
-        raise MemoryValidationError(name, f"must be between 0 and {maximum}, got {value}", value)
-    return value
-
-
-def search_from_params(request: Request, *, default_limit: int) -> MemorySearchQuery:
-    """The search a records page or API call asks for through its query string.
-
-    ``scope`` (repeatable, ``key=value``), ``q``, ``kind`` (repeatable), ``tag``
-    (repeatable), ``invalidated=1``, ``expired=1``, ``limit``. Bad values raise
-    :class:`MemoryValidationError` naming the parameter.
-    """
-    params = request.query_params
-    kinds = params.getlist("kind")
-    tags = params.getlist("tag")
-    return MemorySearchQuery(
-        query=params.get("q") or None,
-        scope=parse_scope(params.getlist("scope")),
-        kinds=tuple(kinds) if kinds else None,  # each checked against MemoryKind by the model
-        tags=tuple(tags) if tags else None,
-        limit=_int_param(params, "limit", default_limit, MAX_LIMIT),
-        include_invalidated=params.get("invalidated") == "1",
-        include_expired=params.get("expired") == "1",
-    )
-
-
-async def _read_form(request: Request) -> dict[str, str]:
-    """A small urlencoded form body (python-multipart is not needed for that)."""
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > _MAX_FORM_BYTES:
-            raise MemoryValidationError("body", f"the form is over {_MAX_FORM_BYTES} bytes")
-    if not body:
-        return {}
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type != "application/x-www-form-urlencoded":
-        raise MemoryValidationError("body", "expected an HTML form", content_type)
-    try:
-        return dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
-    except UnicodeDecodeError:
-        raise MemoryValidationError("body", "the form is not UTF-8") from None
-
-
 @dataclass(frozen=True, slots=True)
 class _Problem:
     field: str
@@ -134,11 +80,11 @@ class _Problem:
         return cls(error.field, error.message)
 
 
-class Lens:
+class DashboardPages:
     """The pages, bound to one store: the handlers the app routes to.
 
     ``store`` is the observed store: searches and recall previews asked for on a page
-    go through it and show in the feed (as run ``dashboard``). ``quiet_store`` is the
+    go through it and show in the feed (as run ``dashboard``). ``unobserved_store`` is the
     store underneath, for the lens's own bookkeeping reads (a record page and its
     chain walk), which would only be noise in the feed.
     """
@@ -147,7 +93,7 @@ class Lens:
         self,
         store: MemoryStore,
         *,
-        quiet_store: MemoryStore,
+        unobserved_store: MemoryStore,
         bus: EventBus,
         event_types: Sequence[str],
         store_label: str,
@@ -155,7 +101,7 @@ class Lens:
         max_feed_items: int = 200,
     ) -> None:
         self.store = store
-        self._quiet_store = quiet_store
+        self._unobserved_store = unobserved_store
         self._bus = bus
         self._event_types = list(event_types)
         self._store_label = store_label
@@ -222,7 +168,7 @@ class Lens:
         error: _Problem | None = None
         scope: dict[str, str] = {}
         try:
-            scope = parse_scope(request.query_params.getlist("scope"))
+            scope = parse_scope_text(request.query_params.getlist("scope"))
         except MemoryValidationError as exc:
             error = _Problem.of(exc)
         stream_params = [("scope", f"{key}={value}") for key, value in scope.items()]
@@ -295,12 +241,12 @@ class Lens:
         error: _Problem | None = None,
         status_code: int = 200,
     ) -> HTMLResponse:
-        record = await self._quiet_store.get(record_id)
+        record = await self._unobserved_store.get(record_id)
         if record is None:
             return self.error_page(
                 request, 404, "Record not found", f"No record has the id {record_id!r}."
             )
-        chain = await supersede_chain(self._quiet_store, record)
+        chain = await supersede_chain(self._unobserved_store, record)
         payload_json = None
         if record.payload is not None:
             payload_json = json.dumps(record.payload, indent=2, ensure_ascii=False)
@@ -322,7 +268,7 @@ class Lens:
         """``POST /records/{id}/invalidate``: the record page's form; back to the record."""
         record_id: str = request.path_params["record_id"]
         try:
-            form = await _read_form(request)
+            form = await read_form(request)
             reason = check_reason(form.get("reason"))
             with call_context(run_id=DASHBOARD_RUN_ID):
                 await self.store.invalidate(record_id, reason)
@@ -341,7 +287,7 @@ class Lens:
         """``POST /records/{id}/delete``: forget a record for good (the form must confirm)."""
         record_id: str = request.path_params["record_id"]
         try:
-            form = await _read_form(request)
+            form = await read_form(request)
             if form.get("confirm") != "yes":
                 raise MemoryValidationError(
                     "confirm", "tick the box to confirm that the record is forgotten for good"
@@ -350,7 +296,7 @@ class Lens:
             return await self._record_page(
                 request, record_id, error=_Problem.of(exc), status_code=422
             )
-        record = await self._quiet_store.get(record_id)
+        record = await self._unobserved_store.get(record_id)
         if record is None:
             return self.error_page(
                 request, 404, "Record not found", f"No record has the id {record_id!r}."
@@ -369,8 +315,8 @@ class Lens:
         block: str | None = None
         scope: dict[str, str] = {}
         try:
-            scope = parse_scope(params.getlist("scope"))
-            budget = _int_param(params, "budget", DEFAULT_BUDGET_CHARS, _MAX_BUDGET_CHARS)
+            scope = parse_scope_text(params.getlist("scope"))
+            budget = int_param(params, "budget", DEFAULT_BUDGET_CHARS, _MAX_BUDGET_CHARS)
             text = params.get("text")
             if text is not None:
                 if len(text) > MAX_CONTENT_CHARS:
@@ -380,7 +326,7 @@ class Lens:
                 recall = await assemble_recall(
                     self.store, scope, text, budget_chars=budget, run_id=DASHBOARD_RUN_ID
                 )
-                block = Awareness.from_recall(RenderContext(recall=recall))
+                block = render_recall(recall)
         except MemoryValidationError as exc:
             error = _Problem.of(exc)
         return self.render(

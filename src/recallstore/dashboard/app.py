@@ -69,7 +69,7 @@ def create_dashboard_app(
 
         from recallstore.dashboard._api import RecordsApi
         from recallstore.dashboard._auth import TokenGate
-        from recallstore.dashboard._pages import Lens
+        from recallstore.dashboard._pages import DashboardPages
         from recallstore.events import EVENT_TYPES, ObservedMemoryStore
         from recallstore.events.sse import create_sse_app
     except ImportError as exc:
@@ -83,9 +83,9 @@ def create_dashboard_app(
             "the live feed would never show its events"
         )
     observed = store if isinstance(store, ObservedMemoryStore) else ObservedMemoryStore(store, bus)
-    lens = Lens(
+    pages = DashboardPages(
         observed,
-        quiet_store=observed.inner,
+        unobserved_store=observed.inner,
         event_types=EVENT_TYPES,
         store_label=_store_label(store),
         bus=bus,
@@ -107,16 +107,16 @@ def create_dashboard_app(
                 status_code=status_code,
             )
         if status_code == 404:
-            return lens.not_found(request)
-        return lens.error_page(request, status_code, "Request refused", str(exc))
+            return pages.not_found(request)
+        return pages.error_page(request, status_code, "Request refused", str(exc))
 
     routes = [
-        Route("/", lens.feed, name="feed"),
-        Route("/records", lens.records, name="records"),
-        Route("/records/{record_id:str}", lens.record, name="record"),
-        Route("/records/{record_id:str}/invalidate", lens.invalidate_form, methods=["POST"]),
-        Route("/records/{record_id:str}/delete", lens.delete_form, methods=["POST"]),
-        Route("/recall", lens.recall, name="recall"),
+        Route("/", pages.feed, name="feed"),
+        Route("/records", pages.records, name="records"),
+        Route("/records/{record_id:str}", pages.record, name="record"),
+        Route("/records/{record_id:str}/invalidate", pages.invalidate_form, methods=["POST"]),
+        Route("/records/{record_id:str}/delete", pages.delete_form, methods=["POST"]),
+        Route("/recall", pages.recall, name="recall"),
         Route("/api/records", api.create, methods=["POST"]),
         Route("/api/records", api.search, methods=["GET"]),
         Route("/api/records/{record_id:str}", api.read, methods=["GET"]),
@@ -131,7 +131,7 @@ def create_dashboard_app(
     ]
     return Starlette(
         routes=routes,
-        middleware=[Middleware(TokenGate, token=token, unauthorized=lens.unauthorized)],
+        middleware=[Middleware(TokenGate, token=token, unauthorized=pages.unauthorized)],
         exception_handlers={HTTPException: http_error},
     )
 

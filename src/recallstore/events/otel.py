@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from recallstore._version import __version__
 from recallstore.errors import MissingDependencyError
 from recallstore.events import _mapping
 from recallstore.events.models import MemoryEvent
@@ -80,7 +81,6 @@ class OtelInstrumentation:
             from opentelemetry import _logs, trace
         except ImportError:
             raise MissingDependencyError("OpenTelemetry instrumentation", "otel") from None
-        from recallstore import __version__
 
         self._trace_api = trace
         self._tracer = trace.get_tracer(

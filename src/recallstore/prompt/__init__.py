@@ -10,6 +10,7 @@ from recallstore.prompt._render import (
     Manual,
     RenderContext,
     escape_memory_text,
+    render_recall,
 )
 
 __all__ = [
@@ -19,4 +20,5 @@ __all__ = [
     "Manual",
     "RenderContext",
     "escape_memory_text",
+    "render_recall",
 ]

@@ -28,6 +28,7 @@ __all__ = [
     "Manual",
     "RenderContext",
     "escape_memory_text",
+    "render_recall",
 ]
 
 RECALL_OPEN = "<recalled_memories>"
@@ -118,27 +119,32 @@ class RenderContext:
     recall: Recall | None = None
 
 
+def render_recall(recall: Recall | None) -> str | None:
+    """The ``<recalled_memories>`` block for ``recall``, or None when nothing was recalled.
+
+    Pure: the same recall renders the same text, byte for byte. The simple form of
+    ``Awareness.from_recall(RenderContext(recall=recall))``.
+    """
+    if recall is None or (not recall.entries and not recall.omitted):
+        return None
+    return (
+        _environment()
+        .get_template("recall.md.j2")
+        .render(
+            profile=_entry_lines(recall.entries[: recall.profile_count]),
+            hits=_entry_lines(recall.entries[recall.profile_count :]),
+            omitted=recall.omitted,
+        )
+    )
+
+
 class Awareness:
     """Render functions that make the model aware of its situation."""
 
     @staticmethod
     def from_recall(ctx: RenderContext) -> str | None:
-        """The ``<recalled_memories>`` block for ``ctx.recall``, or None when nothing was recalled.
-
-        Pure: the same recall renders the same text, byte for byte.
-        """
-        recall = ctx.recall
-        if recall is None or (not recall.entries and not recall.omitted):
-            return None
-        return (
-            _environment()
-            .get_template("recall.md.j2")
-            .render(
-                profile=_entry_lines(recall.entries[: recall.profile_count]),
-                hits=_entry_lines(recall.entries[recall.profile_count :]),
-                omitted=recall.omitted,
-            )
-        )
+        """The recall block for ``ctx.recall``: :func:`render_recall` over a render context."""
+        return render_recall(ctx.recall)
 
 
 class Manual:

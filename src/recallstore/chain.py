@@ -1,82 +1,23 @@
-"""What the lens reads from a store: scope filters from query strings, supersede chains.
+"""Supersede chains: a record's corrections, walked both ways over any MemoryStore.
 
-Pure recallstore code (no web framework), so it is tested without a server.
+The record page of the memory lens and ``recallstore show`` both draw this chain;
+it lives here, beside the store protocol it reads through, so neither surface
+borrows the other's internals.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from recallstore.errors import MemoryValidationError
 from recallstore.jsonl import iter_records
-from recallstore.records import (
-    MAX_LIMIT,
-    MAX_REASON_CHARS,
-    MemoryRecord,
-    MemorySearchQuery,
-    check_invalid_reason,
-    parse_scope_pairs,
-)
+from recallstore.records import MAX_LIMIT, MemoryRecord, MemorySearchQuery
 from recallstore.store import EXPORT_EXTENSION, MemoryStore
 
-__all__ = [
-    "MAX_CHAIN_STEPS",
-    "MAX_REASON_CHARS",
-    "ChainLink",
-    "SupersedeChain",
-    "check_reason",
-    "format_scope",
-    "parse_scope",
-    "supersede_chain",
-]
+__all__ = ["MAX_CHAIN_STEPS", "ChainLink", "SupersedeChain", "supersede_chain"]
 
 MAX_CHAIN_STEPS = 50
-"""How many links the record page follows in each direction before it stops."""
-
-# A comma separates two pairs only when what follows looks like another ``key=``, so a
-# value such as ``note=a,b`` survives intact.
-_PAIR_SEPARATOR = re.compile(r",\s*(?=[^=,]+=)")
-
-
-def parse_scope(values: Sequence[str]) -> dict[str, str]:
-    """The scope filter named by ``scope`` query values.
-
-    Each value is ``key=value``; one value may hold several pairs separated by commas
-    (``tenant=acme, user=u_42``), which is what the page's text field sends. Blank
-    values are ignored. A pair without ``=`` or with an empty key raises
-    :class:`MemoryValidationError` on field ``scope``.
-    """
-    pairs = [
-        pair.strip()
-        for value in values
-        for pair in _PAIR_SEPARATOR.split(value.strip())
-        if pair.strip()
-    ]
-    # The text field is typed by a person: spaces around keys and values are not meant.
-    return parse_scope_pairs(
-        f"{key.strip()}{separator}{part.strip()}"
-        for key, separator, part in (pair.partition("=") for pair in pairs)
-    )
-
-
-def check_reason(reason: object) -> str | None:
-    """An invalidation reason from a form or JSON body, stripped; None when blank or absent.
-
-    Raises :class:`MemoryValidationError` on field ``reason`` for a non-string or for
-    what :func:`recallstore.records.check_invalid_reason` refuses.
-    """
-    if reason is None:
-        return None
-    if not isinstance(reason, str):
-        raise MemoryValidationError("reason", "must be a string or null", reason)
-    return check_invalid_reason(reason.strip() or None)
-
-
-def format_scope(scope: Mapping[str, str]) -> str:
-    """The text-field form of ``scope``: ``key=value`` pairs joined by ``", "``."""
-    return ", ".join(f"{key}={value}" for key, value in scope.items())
+"""How many links a walk follows in each direction before it stops."""
 
 
 @dataclass(frozen=True, slots=True)

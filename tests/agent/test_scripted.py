@@ -1,9 +1,7 @@
-"""The scripted model, the runnable example and the demo, end to end on real SQLite files."""
+"""The scripted model and the demo built on it, end to end on real SQLite files."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +18,6 @@ from recallstore.scripted import (
     ToolCall,
 )
 from recallstore.toolbox import MemoryToolbox
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "two_conversations.py"
 
 
 async def test_scripted_model_dispatches_through_the_toolbox() -> None:
@@ -56,24 +52,6 @@ async def test_a_runaway_script_stops_itself() -> None:
         chat = ScriptedConversation(model, MemoryToolbox(store, {"user": "u"}), system_prompt="")
         with pytest.raises(ScriptExhaustedError, match="no reply after 3 tool calls"):
             await chat.send("loop", max_steps=3)
-
-
-def test_example_script_recalls_memory_in_the_second_conversation(tmp_path: Path) -> None:
-    db = tmp_path / "example.db"
-    completed = subprocess.run(
-        [sys.executable, str(EXAMPLE), str(db)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    prompt = completed.stdout.split("conversation 2, the system prompt the model saw:")[1]
-    block = prompt[prompt.index(RECALL_OPEN) : prompt.index(RECALL_CLOSE) + len(RECALL_CLOSE)]
-    assert "The user's name is Ana." in block
-    assert "Ana is allergic to peanuts." in block
-    assert "Ana lives in Lisbon (she moved from Berlin)." in block
-    assert "Ana lives in Berlin." not in block  # superseded, so not recalled
-    assert db.exists()
 
 
 async def test_demo_tells_the_whole_story_and_can_run_twice(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The commands around the library: demo, serve (the memory lens) and events manifest."""
+"""``recallstore serve``: the memory lens dashboard and its event stream, on loopback."""
 
 from __future__ import annotations
 
@@ -6,62 +6,12 @@ import argparse
 import asyncio
 import secrets
 import socket
-import sys
-from pathlib import Path
 
-from recallstore.cli._common import (
-    EXIT_FAILED,
-    EXIT_USAGE,
-    CliError,
-    make_parent_directory,
-    open_store,
-    store_file,
-)
+from recallstore.cli._database import open_store
+from recallstore.cli._errors import EXIT_USAGE, CliError
 from recallstore.errors import MissingDependencyError
 
 _HOST = "127.0.0.1"
-
-
-def run_demo_command(args: argparse.Namespace) -> int:
-    """``recallstore demo``: two scripted conversations on a SQLite file."""
-    store = open_store(args.db, must_exist=False)
-    path = store_file(store)
-    if path is None:
-        raise CliError(f"demo needs a database file (a path or sqlite:/// URL), got {args.db!r}", 2)
-    from recallstore.demo import run_demo
-
-    make_parent_directory(store)
-    asyncio.run(run_demo(path))
-    return 0
-
-
-def run_manifest(args: argparse.Namespace) -> int:
-    """``recallstore events manifest --check|--write``: the manifest and docs/events.md."""
-    from recallstore.events.manifest import (
-        check_events_doc,
-        check_manifest,
-        write_events_doc,
-        write_manifest,
-    )
-
-    manifest, docs = Path(args.manifest), Path(args.docs)
-    if args.write:
-        write_manifest(manifest)
-        docs.parent.mkdir(parents=True, exist_ok=True)
-        write_events_doc(docs)
-        print(f"wrote {manifest} and {docs}")
-        return 0
-    differences = check_manifest(manifest) + check_events_doc(docs)
-    if not differences:
-        print(f"{manifest} and {docs} are up to date")
-        return 0
-    for difference in differences:
-        print(f"  {difference}", file=sys.stderr)
-    raise CliError(
-        f"the event manifest is out of date ({len(differences)} differences); "
-        "regenerate it with 'recallstore events manifest --write'",
-        EXIT_FAILED,
-    )
 
 
 def run_serve(args: argparse.Namespace) -> int:

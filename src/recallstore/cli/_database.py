@@ -1,0 +1,55 @@
+"""Which database a command works on and which part of it: ``--db`` and ``--scope``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.cli._errors import EXIT_USAGE, CliError
+from recallstore.errors import MemoryValidationError
+from recallstore.load import load_memory_store
+from recallstore.records import parse_scope_pairs
+from recallstore.store import MemoryStore
+
+DB_ENV = "RECALLSTORE_DB"
+"""Environment variable naming the default database (a path or a store URL)."""
+DEFAULT_DB = os.path.join(".recallstore", "memory.db")
+"""The database used when neither ``--db`` nor ``RECALLSTORE_DB`` is given."""
+
+
+def default_db() -> str:
+    """``$RECALLSTORE_DB`` when set, else ``./.recallstore/memory.db``."""
+    return os.environ.get(DB_ENV) or DEFAULT_DB
+
+
+def store_file(store: MemoryStore) -> Path | None:
+    """The database file behind ``store``, or None when it has none (``memory:``)."""
+    return store.path if isinstance(store, SqliteMemoryStore) else None
+
+
+def open_store(target: str, *, must_exist: bool) -> MemoryStore:
+    """The UNOPENED store for ``target``; refuses a missing file when ``must_exist``."""
+    store = load_memory_store(target)
+    path = store_file(store)
+    if path is not None:
+        if path.is_dir():
+            raise CliError(f"--db {str(path)!r} is a directory, not a memory database file")
+        if must_exist and not path.exists():
+            raise CliError(f"no memory database at {str(path)!r} (check --db or ${DB_ENV})")
+    return store
+
+
+def make_parent_directory(store: MemoryStore) -> None:
+    """Create the folder of ``store``'s file, so a first run can create the database."""
+    path = store_file(store)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def parse_scope(values: list[str] | None) -> dict[str, str]:
+    """``["tenant=acme", "user=u1"]`` → ``{"tenant": "acme", "user": "u1"}``, validated."""
+    try:
+        return parse_scope_pairs(values or [])
+    except MemoryValidationError as exc:
+        raise CliError(f"--scope {exc.message}", EXIT_USAGE) from None

@@ -1,0 +1,92 @@
+"""The project's habits are wired up: one list of checks, run by make, pre-commit and CI,
+and a coverage floor that fails `make test` when coverage drops."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def make_rules() -> dict[str, tuple[list[str], list[str]]]:
+    """Makefile target → (prerequisites, recipe lines)."""
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    current: list[str] | None = None
+    for line in (ROOT / "Makefile").read_text(encoding="utf-8").splitlines():
+        if line.startswith("\t") and current is not None:
+            current.append(line.strip())
+            continue
+        found = re.match(r"^([A-Za-z][\w.-]*):(?!=)\s*([^|]*)", line)
+        current = None
+        if found:
+            current = []
+            rules[found.group(1)] = (found.group(2).split(), current)
+    return rules
+
+
+def pre_commit_entries() -> list[str]:
+    config: dict[str, Any] = yaml.safe_load(
+        (ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8")
+    )
+    return [hook["entry"] for repo in config["repos"] for hook in repo["hooks"]]
+
+
+def test_make_check_runs_lint_typecheck_and_layers() -> None:
+    rules = make_rules()
+    prerequisites, _ = rules["check"]
+    assert prerequisites == ["lint", "typecheck", "layers"]
+    assert any(line.startswith("$(BIN)/ruff check") for line in rules["lint"][1])
+    assert any(line.startswith("$(BIN)/ruff format --check") for line in rules["lint"][1])
+    assert "$(BIN)/mypy --strict src" in rules["typecheck"][1]
+    assert "$(BIN)/mypy --strict tests" in rules["typecheck"][1]
+    assert any(line.startswith("$(BIN)/lint-imports") for line in rules["layers"][1])
+
+
+def test_pre_commit_runs_exactly_what_make_check_runs(run_tool: Any) -> None:
+    prerequisites, _ = make_rules()["check"]
+    assert pre_commit_entries() == [f"make {target}" for target in prerequisites]
+    validated = run_tool("pre-commit", "validate-config", timeout=60)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+
+
+def test_ci_runs_make_check_and_make_test() -> None:
+    commands = [
+        line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    ]
+    assert commands.index("make check") < commands.index("make test")
+
+
+def test_make_test_measures_coverage_against_a_floor() -> None:
+    _, recipe = make_rules()["test"]
+    assert any("pytest" in line and "--cov" in line for line in recipe)
+    coverage = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "coverage"
+    ]
+    assert coverage["run"]["source"] == ["recallstore"]
+    assert coverage["report"]["fail_under"] >= 80
+
+
+def test_the_changelog_has_an_unreleased_section() -> None:
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert changelog.startswith("# Changelog")
+    assert "\n## [Unreleased]\n" in changelog
+
+
+def test_a_run_below_the_coverage_floor_fails(run_tool: Any, tmp_path: Path) -> None:
+    # One small test file covers a sliver of the package: the floor must fail the run.
+    floor = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "coverage"
+    ]["report"]["fail_under"]
+    result = run_tool(
+        "python",
+        *("-m", "pytest", "--cov", "--cov-report=", "-q", "tests/test_version.py"),
+        env={"COVERAGE_FILE": str(tmp_path / ".coverage")},
+    )
+    assert result.returncode != 0, result.stdout
+    assert "2 passed" in result.stdout  # the tests passed; the floor failed the run
+    assert f"Required test coverage of {float(floor)}% not reached" in result.stdout
