@@ -37,6 +37,7 @@ from recallstore.records import (
     MemoryWriteInput,
     Provenance,
 )
+from recallstore.scoped_memory import ScopedMemory
 from recallstore.scripted import Reply, ScriptedConversation, ScriptedModel, ToolCall
 from recallstore.store import MemoryStore
 from recallstore.toolbox import MemoryToolbox
@@ -45,10 +46,12 @@ from recallstore.tools import (
     ToolArguments,
     ToolFailure,
     ToolResult,
+    ToolSpec,
     anthropic_tool,
     mcp_tool,
     openai_tool,
 )
+from recallstore.toolset import MEMORY_TOOLS, MemoryToolSpec
 
 __version__ = "0.1.0"
 
@@ -58,6 +61,7 @@ __all__ = [
     "MAX_CONTENT_CHARS",
     "MAX_LIMIT",
     "MEMORY_KINDS",
+    "MEMORY_TOOLS",
     "Awareness",
     "CallContext",
     "ConfigurationError",
@@ -76,6 +80,7 @@ __all__ = [
     "MemoryStore",
     "MemoryStoreCapabilities",
     "MemoryTarget",
+    "MemoryToolSpec",
     "MemoryToolbox",
     "MemoryValidationError",
     "MemoryWriteInput",
@@ -88,6 +93,7 @@ __all__ = [
     "RecallstoreError",
     "RenderContext",
     "Reply",
+    "ScopedMemory",
     "ScriptedConversation",
     "ScriptedModel",
     "SqliteMemoryStore",
@@ -98,6 +104,7 @@ __all__ = [
     "ToolCall",
     "ToolFailure",
     "ToolResult",
+    "ToolSpec",
     "__version__",
     "anthropic_tool",
     "assemble_recall",
