@@ -91,7 +91,7 @@ class MemoryCapability:
             )
         self.store = store
         self.scope_fields = fields
-        self.tools = check_toolset(tools)
+        self.specs = check_toolset(tools)
         self.budget_chars = budget_chars
         self.recall_limit = recall_limit
         self.profile_limit = profile_limit
@@ -125,7 +125,7 @@ class MemoryCapability:
         toolbox = MemoryToolbox(
             self.store,
             scope,
-            tools=self.tools,
+            tools=self.specs,
             conversation_id=conversation_id,
             run_id=run_id,
             author=self.author,

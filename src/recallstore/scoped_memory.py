@@ -69,7 +69,7 @@ class ScopedMemory:
             )
         # Validates and canonicalises the scope once, at the edge.
         self._scope: dict[str, str] = MemorySearchQuery(scope=dict(scope)).scope
-        self.provenance = Provenance(conversation_id=conversation_id, run_id=run_id, author=author)
+        self._provenance = Provenance(conversation_id=conversation_id, run_id=run_id, author=author)
         self._store = store
 
     @property
@@ -77,9 +77,14 @@ class ScopedMemory:
         """The scope every read and write is bound to (a copy: it cannot be changed)."""
         return dict(self._scope)
 
+    @property
+    def provenance(self) -> Provenance:
+        """The provenance every save is stamped with."""
+        return self._provenance
+
     def _context(self) -> AbstractContextManager[CallContext]:
         return call_context(
-            conversation_id=self.provenance.conversation_id, run_id=self.provenance.run_id
+            conversation_id=self._provenance.conversation_id, run_id=self._provenance.run_id
         )
 
     async def get(self, record_id: str, *, field: str = "id") -> MemoryRecord:
@@ -122,7 +127,7 @@ class ScopedMemory:
                 kind=kind,
                 content=content,
                 tags=tuple(tags),
-                provenance=self.provenance,
+                provenance=self._provenance,
                 supersedes=supersedes,
             )
         except MemoryValidationError as exc:

@@ -183,18 +183,28 @@ async def test_a_fifth_tool_reaches_only_the_bound_scope(store: MemoryStore) -> 
     assert refused["error"]["fields"] == ["scope"]
 
 
-async def test_a_fifth_tool_over_the_real_mcp_server(store: MemoryStore) -> None:
-    (saved,) = await store.write([MemoryWriteInput(scope=ALICE, content="Likes green tea.")])
-    (bobs,) = await store.write([MemoryWriteInput(scope=BOB, content="Bob's secret plan.")])
-    server = create_mcp_server(store, ALICE, tools=FIVE_TOOLS)
+async def over_mcp(
+    store: MemoryStore, tools: Any, calls: list[tuple[str, dict[str, Any]]]
+) -> tuple[list[types.Tool], list[types.CallToolResult], str]:
+    """What a real MCP client sees of a server offering ``tools``: tools, call results, Manual."""
+    server = create_mcp_server(store, ALICE, tools=tools)
     with anyio.fail_after(TIMEOUT):
         async with create_connected_server_and_client_session(
             server, read_timeout_seconds=timedelta(seconds=TIMEOUT)
         ) as client:
             listed = (await client.list_tools()).tools
-            got = await client.call_tool("memory_get", {"id": saved.id})
-            foreign = await client.call_tool("memory_get", {"id": bobs.id})
+            results = [await client.call_tool(name, arguments) for name, arguments in calls]
             manual = await client.get_prompt(MANUAL_PROMPT)
+    (message,) = manual.messages
+    assert isinstance(message.content, types.TextContent)
+    return listed, results, message.content.text
+
+
+async def test_a_fifth_tool_over_the_real_mcp_server(store: MemoryStore) -> None:
+    (saved,) = await store.write([MemoryWriteInput(scope=ALICE, content="Likes green tea.")])
+    (bobs,) = await store.write([MemoryWriteInput(scope=BOB, content="Bob's secret plan.")])
+    calls = [("memory_get", {"id": saved.id}), ("memory_get", {"id": bobs.id})]
+    listed, (got, foreign), manual = await over_mcp(store, FIVE_TOOLS, calls)
     assert [tool.name for tool in listed] == [*DEFAULT_NAMES, "memory_get"]
     wire = listed[-1].model_dump(mode="json", by_alias=True, exclude_none=True)
     assert {key: wire[key] for key in ("inputSchema", "outputSchema", "annotations")} == {
@@ -206,9 +216,7 @@ async def test_a_fifth_tool_over_the_real_mcp_server(store: MemoryStore) -> None
     assert foreign.isError is True
     assert foreign.structuredContent is not None
     assert foreign.structuredContent["error"]["code"] == "not_found"
-    (message,) = manual.messages
-    assert isinstance(message.content, types.TextContent)
-    assert message.content.text == Manual.render(FIVE_TOOLS)
+    assert manual == Manual.render(FIVE_TOOLS)
 
 
 async def test_a_removed_tool_is_gone_from_exports_manual_and_dispatch(
@@ -250,21 +258,13 @@ async def test_a_removed_tool_is_gone_from_exports_manual_and_dispatch(
 
 async def test_a_removed_tool_is_gone_over_mcp(store: MemoryStore) -> None:
     (record,) = await store.write([MemoryWriteInput(scope=ALICE, content="Lives in Berlin.")])
-    server = create_mcp_server(store, ALICE, tools=WITHOUT_INVALIDATE)
-    with anyio.fail_after(TIMEOUT):
-        async with create_connected_server_and_client_session(
-            server, read_timeout_seconds=timedelta(seconds=TIMEOUT)
-        ) as client:
-            listed = (await client.list_tools()).tools
-            called = await client.call_tool("memory_invalidate", {"id": record.id})
-            manual = await client.get_prompt(MANUAL_PROMPT)
+    calls = [("memory_invalidate", {"id": record.id})]
+    listed, (called,), manual = await over_mcp(store, WITHOUT_INVALIDATE, calls)
     assert [tool.name for tool in listed] == ["memory_save", "memory_search", "memory_list"]
     assert called.isError is True
     assert called.structuredContent is not None
     assert called.structuredContent["error"]["code"] == "unknown_tool"
-    (message,) = manual.messages
-    assert isinstance(message.content, types.TextContent)
-    assert "memory_invalidate" not in message.content.text
+    assert "memory_invalidate" not in manual
     unchanged = await store.get(record.id)
     assert unchanged is not None
     assert not unchanged.is_invalidated
