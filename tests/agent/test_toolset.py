@@ -7,7 +7,9 @@ the package: its only store access is the ScopedMemory the toolbox hands it.
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -41,6 +43,7 @@ ALICE = {"tenant": "acme", "user": "alice"}
 BOB = {"tenant": "acme", "user": "bob"}
 DEFAULT_NAMES = ["memory_save", "memory_search", "memory_list", "memory_invalidate"]
 TIMEOUT = 15  # seconds: every MCP exchange is bounded
+AGENT_SURFACE_DOC = Path(__file__).resolve().parents[2] / "docs" / "agent-surface.md"
 
 
 class GetArguments(ToolArguments):
@@ -352,3 +355,19 @@ def test_the_manual_takes_specs_not_names() -> None:
         Manual.render(["memory_save"])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="at least one tool"):
         Manual.render([])
+
+
+async def test_the_documented_toolset_examples_run(store: MemoryStore) -> None:
+    text = AGENT_SURFACE_DOC.read_text(encoding="utf-8")
+    section = text[text.index("## The toolset") : text.index("## Tools and schema export")]
+    reading, adding = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    namespace: dict[str, Any] = {"store": store, "scope": ALICE}
+    exec(compile(reading, str(AGENT_SURFACE_DOC), "exec", dont_inherit=True), namespace)
+    exec(compile(adding, str(AGENT_SURFACE_DOC), "exec", dont_inherit=True), namespace)
+    five, no_invalidate = namespace["five"], namespace["no_invalidate"]
+    saved = await five.call("memory_save", {"content": "Likes green tea."})
+    got = await five.call("memory_get", {"id": saved["memory"]["id"]})
+    assert got == {"ok": True, "memory": saved["memory"], "valid": True}
+    assert "memory_get" in five.manual
+    gone = await no_invalidate.call("memory_invalidate", {"id": saved["memory"]["id"]})
+    assert gone["error"]["code"] == "unknown_tool"
