@@ -227,7 +227,9 @@ class ToolSpec(Generic[ContextT, ArgsT, ResultT]):
                     f"recallstore.tools.{base.__name__}, got {model!r}"
                 )
         if not callable(self.run):
-            raise ConfigurationError(f"tool {self.name!r}: run must be an async function")
+            raise ConfigurationError(
+                f"tool {self.name!r}: run must be callable (an async function), got {self.run!r}"
+            )
         for field in ("manual_use", "manual_rules"):
             lines = getattr(self, field)
             if not isinstance(lines, tuple) or not all(

@@ -125,6 +125,23 @@ def test_specs_are_readable_without_a_store_or_a_scope(store: MemoryStore) -> No
     assert manual == toolbox.manual == Manual.render()
 
 
+async def test_a_spec_binds_per_call_without_a_toolbox(store: MemoryStore) -> None:
+    # How a framework adapter runs a tool it declared at build time, once the run's
+    # scope is known: bind the spec to that scope's memory and invoke it.
+    (bobs,) = await store.write([MemoryWriteInput(scope=BOB, content="Bob's secret plan.")])
+    alice = ScopedMemory(store, ALICE, conversation_id="c-7")
+    saved = await MEMORY_TOOLS[0].bind(alice).invoke({"content": "Likes green tea."})
+    record = await store.get(saved["memory"]["id"])
+    assert record is not None
+    assert record.scope == ALICE
+    assert record.provenance is not None
+    assert record.provenance.conversation_id == "c-7"
+    foreign = await MEMORY_GET.bind(alice).invoke(json.dumps({"id": bobs.id}))
+    assert foreign["error"]["code"] == "not_found"
+    with pytest.raises(ConfigurationError, match="non-empty scope"):
+        ScopedMemory(store, {})
+
+
 async def test_a_fifth_tool_appears_in_every_export_and_the_manual(store: MemoryStore) -> None:
     toolbox = MemoryToolbox(store, ALICE, tools=FIVE_TOOLS)
     expected = [*DEFAULT_NAMES, "memory_get"]
@@ -339,7 +356,7 @@ def test_a_bound_tool_is_not_a_spec(store: MemoryStore) -> None:
         ({"description": "  "}, "non-empty description"),
         ({"arguments": dict}, "arguments must be a subclass of recallstore.tools.ToolArguments"),
         ({"result": MemoryView}, "result must be a subclass of recallstore.tools.ToolResult"),
-        ({"run": "get_memory"}, "run must be an async function"),
+        ({"run": "get_memory"}, "run must be callable"),
         ({"manual_use": "Use memory_get."}, "manual_use must be a tuple of one-line strings"),
         ({"manual_rules": ("one\ntwo",)}, "manual_rules must be a tuple"),
         ({"manual_rules": ("",)}, "manual_rules must be a tuple"),
