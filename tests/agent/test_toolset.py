@@ -376,8 +376,10 @@ def test_the_manual_takes_specs_not_names() -> None:
 
 async def test_the_documented_toolset_examples_run(store: MemoryStore) -> None:
     text = AGENT_SURFACE_DOC.read_text(encoding="utf-8")
-    section = text[text.index("## The toolset") : text.index("## Tools and schema export")]
-    reading, adding = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    section = text[text.index("## The toolset") : text.index("### ScopedMemory")]
+    reading_part, adding_part = section.split("### Adding or removing a tool")
+    reading = re.findall(r"```python\n(.*?)```", reading_part, re.DOTALL)[0]
+    (adding,) = re.findall(r"```python\n(.*?)```", adding_part, re.DOTALL)
     namespace: dict[str, Any] = {"store": store, "scope": ALICE}
     exec(compile(reading, str(AGENT_SURFACE_DOC), "exec", dont_inherit=True), namespace)
     exec(compile(adding, str(AGENT_SURFACE_DOC), "exec", dont_inherit=True), namespace)
