@@ -16,6 +16,9 @@ from typing import Any, Literal
 from recallstore.scoped_memory import ScopedMemory
 from recallstore.store import MemoryStore
 from recallstore.tools import Tool, anthropic_tool, error_result, mcp_tool, openai_tool
+
+# The caps and MemoryView live in toolset; they are re-exported here, where they were
+# first published.
 from recallstore.toolset import (
     DEFAULT_TOOL_LIMIT,
     MAX_TOOL_CONTENT_CHARS,
