@@ -40,6 +40,7 @@ from recallstore.records import (
     Provenance,
 )
 from recallstore.scope_text import format_scope, parse_scope_text
+from recallstore.scoped_memory import ScopedMemory
 from recallstore.scripted import Reply, ScriptedConversation, ScriptedModel, ToolCall
 from recallstore.store import MemoryStore
 from recallstore.toolbox import MemoryToolbox
@@ -48,10 +49,12 @@ from recallstore.tools import (
     ToolArguments,
     ToolFailure,
     ToolResult,
+    ToolSpec,
     anthropic_tool,
     mcp_tool,
     openai_tool,
 )
+from recallstore.toolset import MEMORY_TOOLS, MemoryToolSpec
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -59,6 +62,7 @@ __all__ = [
     "MAX_CONTENT_CHARS",
     "MAX_LIMIT",
     "MEMORY_KINDS",
+    "MEMORY_TOOLS",
     "Awareness",
     "CallContext",
     "ChainLink",
@@ -78,6 +82,7 @@ __all__ = [
     "MemoryStore",
     "MemoryStoreCapabilities",
     "MemoryTarget",
+    "MemoryToolSpec",
     "MemoryToolbox",
     "MemoryValidationError",
     "MemoryWriteInput",
@@ -90,6 +95,7 @@ __all__ = [
     "RecallstoreError",
     "RenderContext",
     "Reply",
+    "ScopedMemory",
     "ScriptedConversation",
     "ScriptedModel",
     "SqliteMemoryStore",
@@ -101,6 +107,7 @@ __all__ = [
     "ToolCall",
     "ToolFailure",
     "ToolResult",
+    "ToolSpec",
     "__version__",
     "anthropic_tool",
     "assemble_recall",

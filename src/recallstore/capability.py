@@ -7,7 +7,7 @@ conversation's toolbox and recall, bound to its scope.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from recallstore.errors import ConfigurationError
@@ -21,6 +21,7 @@ from recallstore.recall import (
 )
 from recallstore.store import MemoryStore
 from recallstore.toolbox import MemoryToolbox
+from recallstore.toolset import MEMORY_TOOLS, MemoryToolSpec, check_toolset
 
 __all__ = ["MemoryCapability", "MemoryInstance"]
 
@@ -56,7 +57,8 @@ class MemoryCapability:
     ``scope_fields`` names the session-scope fields that form the memory scope, e.g.
     ``("tenant", "user")``; other session fields are ignored. A session missing any of
     them is refused with :class:`~recallstore.errors.ConfigurationError` — never an
-    unscoped toolbox.
+    unscoped toolbox. ``tools`` are the tool specs every conversation's toolbox offers
+    (default :data:`~recallstore.toolset.MEMORY_TOOLS`), checked here, once.
     """
 
     def __init__(
@@ -64,6 +66,7 @@ class MemoryCapability:
         store: MemoryStore,
         *,
         scope_fields: Sequence[str],
+        tools: Iterable[MemoryToolSpec] = MEMORY_TOOLS,
         budget_chars: int = DEFAULT_BUDGET_CHARS,
         recall_limit: int = DEFAULT_RECALL_LIMIT,
         profile_limit: int = DEFAULT_PROFILE_LIMIT,
@@ -88,6 +91,7 @@ class MemoryCapability:
             )
         self.store = store
         self.scope_fields = fields
+        self.specs = check_toolset(tools)
         self.budget_chars = budget_chars
         self.recall_limit = recall_limit
         self.profile_limit = profile_limit
@@ -121,6 +125,7 @@ class MemoryCapability:
         toolbox = MemoryToolbox(
             self.store,
             scope,
+            tools=self.specs,
             conversation_id=conversation_id,
             run_id=run_id,
             author=self.author,

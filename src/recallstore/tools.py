@@ -2,7 +2,10 @@
 
 A :class:`Tool` is defined once from typed parts — a name, a description, a pydantic
 argument model, a pydantic result model and an async function — and exported to each
-framework's wire format from that single definition.
+framework's wire format from that single definition. A :class:`ToolSpec` is the same
+definition before it is bound to a context (for the memory tools, one scope's memory):
+its schemas can be read and exported when an agent is declared, and
+:meth:`ToolSpec.bind` turns it into a runnable :class:`Tool` once the context exists.
 
 Three audiences of failure, kept apart on purpose:
 
@@ -17,20 +20,26 @@ Three audiences of failure, kept apart on purpose:
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from recallstore.errors import ConfigurationError
 
 __all__ = [
     "Tool",
     "ToolArguments",
+    "ToolDefinition",
     "ToolError",
     "ToolErrorCode",
     "ToolFailure",
     "ToolResult",
+    "ToolSpec",
     "anthropic_tool",
     "error_result",
     "mcp_tool",
@@ -42,6 +51,10 @@ ToolErrorCode = Literal["invalid_arguments", "not_found", "conflict", "unknown_t
 
 ArgsT = TypeVar("ArgsT", bound="ToolArguments")
 ResultT = TypeVar("ResultT", bound="ToolResult")
+ContextT = TypeVar("ContextT")
+
+# The tool names OpenAI and Anthropic both accept (MCP accepts more).
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class ToolArguments(BaseModel):
@@ -168,14 +181,102 @@ class Tool(Generic[ArgsT, ResultT]):
 
     def input_schema(self) -> dict[str, Any]:
         """The argument model's JSON schema (defaults and length caps included)."""
-        schema = _clean_schema(self.arguments.model_json_schema())
-        # The model's docstring is for developers; the tool description speaks to the model.
-        schema.pop("description", None)
-        return schema
+        return _input_schema(self.arguments)
 
     def output_schema(self) -> dict[str, Any]:
         """The success result's JSON schema."""
-        return _clean_schema(self.result.model_json_schema(mode="serialization"))
+        return _output_schema(self.result)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec(Generic[ContextT, ArgsT, ResultT]):
+    """A tool declared once, before any context exists: bind it to one to run it.
+
+    ``run`` receives the context given to :meth:`bind` and the validated arguments.
+    ``manual_use`` are the tool's bullets under "When to use it" in the Manual and
+    ``manual_rules`` its rules under "How to keep it accurate" (one line each).
+    ``read_only``, ``destructive`` and ``idempotent`` become MCP tool annotations.
+    A malformed spec raises :class:`~recallstore.errors.ConfigurationError` naming it.
+    """
+
+    name: str
+    description: str
+    arguments: type[ArgsT]
+    result: type[ResultT]
+    run: Callable[[ContextT, ArgsT], Awaitable[ResultT]]
+    title: str | None = None
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    manual_use: tuple[str, ...] = ()
+    manual_rules: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _TOOL_NAME.fullmatch(self.name):
+            raise ConfigurationError(
+                f"tool name {self.name!r} must be 1 to 64 letters, digits, '_' or '-' "
+                "(the names OpenAI and Anthropic both accept)"
+            )
+        if not isinstance(self.description, str) or not self.description.strip():
+            raise ConfigurationError(f"tool {self.name!r} needs a non-empty description")
+        for field, base in (("arguments", ToolArguments), ("result", ToolResult)):
+            model = getattr(self, field)
+            if not (isinstance(model, type) and issubclass(model, base)):
+                raise ConfigurationError(
+                    f"tool {self.name!r}: {field} must be a subclass of "
+                    f"recallstore.tools.{base.__name__}, got {model!r}"
+                )
+        if not callable(self.run):
+            raise ConfigurationError(
+                f"tool {self.name!r}: run must be callable (an async function), got {self.run!r}"
+            )
+        for field in ("manual_use", "manual_rules"):
+            lines = getattr(self, field)
+            if not isinstance(lines, tuple) or not all(
+                isinstance(line, str) and line.strip() and len(line.splitlines()) == 1
+                for line in lines
+            ):
+                raise ConfigurationError(
+                    f"tool {self.name!r}: {field} must be a tuple of one-line strings, "
+                    f"got {lines!r}"
+                )
+
+    def bind(self, context: ContextT) -> Tool[ArgsT, ResultT]:
+        """The runnable tool: every call runs ``run(context, arguments)``."""
+        return Tool(
+            name=self.name,
+            description=self.description,
+            arguments=self.arguments,
+            result=self.result,
+            function=functools.partial(self.run, context),
+            title=self.title,
+            read_only=self.read_only,
+            destructive=self.destructive,
+            idempotent=self.idempotent,
+        )
+
+    def input_schema(self) -> dict[str, Any]:
+        """The argument model's JSON schema (defaults and length caps included)."""
+        return _input_schema(self.arguments)
+
+    def output_schema(self) -> dict[str, Any]:
+        """The success result's JSON schema."""
+        return _output_schema(self.result)
+
+
+ToolDefinition: TypeAlias = Tool[Any, Any] | ToolSpec[Any, Any, Any]
+"""Anything the exports accept: a bound :class:`Tool` or an unbound :class:`ToolSpec`."""
+
+
+def _input_schema(arguments: type[ToolArguments]) -> dict[str, Any]:
+    schema = _clean_schema(arguments.model_json_schema())
+    # The model's docstring is for developers; the tool description speaks to the model.
+    schema.pop("description", None)
+    return schema
+
+
+def _output_schema(result: type[ToolResult]) -> dict[str, Any]:
+    return _clean_schema(result.model_json_schema(mode="serialization"))
 
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -272,7 +373,7 @@ def strict_json_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def openai_tool(
-    tool: Tool[Any, Any], *, api: Literal["chat", "responses"] = "chat"
+    tool: ToolDefinition, *, api: Literal["chat", "responses"] = "chat"
 ) -> dict[str, Any]:
     """An OpenAI function tool in strict mode, for Chat Completions or the Responses API."""
     function = {
@@ -286,12 +387,12 @@ def openai_tool(
     return {"type": "function", "function": function}
 
 
-def anthropic_tool(tool: Tool[Any, Any]) -> dict[str, Any]:
+def anthropic_tool(tool: ToolDefinition) -> dict[str, Any]:
     """An Anthropic Messages API tool definition (``input_schema``)."""
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema()}
 
 
-def mcp_tool(tool: Tool[Any, Any]) -> dict[str, Any]:
+def mcp_tool(tool: ToolDefinition) -> dict[str, Any]:
     """An MCP tool definition with behaviour annotations and an output schema."""
     return {
         "name": tool.name,

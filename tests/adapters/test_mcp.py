@@ -30,11 +30,12 @@ from recallstore.prompt import RECALL_OPEN, Manual
 from recallstore.records import MAX_LIMIT, MemoryRecord, MemorySearchQuery, MemoryWriteInput
 from recallstore.toolbox import MemoryToolbox
 from recallstore.tools import mcp_tool
+from recallstore.toolset import MEMORY_TOOLS
 
 SCOPE = {"tenant": "acme", "user": "u1"}
 OTHER = {"tenant": "acme", "user": "u2"}
 TIMEOUT = 15  # seconds: every client exchange is bounded
-TOOL_NAMES = {"memory_save", "memory_search", "memory_list", "memory_invalidate"}
+TOOL_NAMES = {spec.name for spec in MEMORY_TOOLS}
 
 
 @pytest.fixture

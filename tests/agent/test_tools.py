@@ -10,8 +10,8 @@ import pytest
 from pydantic import Field, ValidationError
 from syrupy.assertion import SnapshotAssertion
 
-from recallstore import InMemoryMemoryStore
-from recallstore.toolbox import MAX_TOOL_CONTENT_CHARS, MAX_TOOL_LIMIT, MAX_TOOL_TAGS, MemoryToolbox
+from recallstore import MEMORY_TOOLS
+from recallstore.toolbox import MAX_TOOL_CONTENT_CHARS, MAX_TOOL_LIMIT, MAX_TOOL_TAGS
 from recallstore.tools import (
     Tool,
     ToolArguments,
@@ -23,8 +23,8 @@ from recallstore.tools import (
     strict_json_schema,
 )
 
-TOOLBOX = MemoryToolbox(InMemoryMemoryStore(), {"user": "u1"})
-TOOLS = {tool.name: tool for tool in TOOLBOX.tools}
+# The specs alone: no store and no scope is needed to read or export a tool.
+TOOLS = {spec.name: spec for spec in MEMORY_TOOLS}
 
 # OpenAI structured outputs (strict mode) accept only these keywords.
 STRICT_KEYWORDS = {

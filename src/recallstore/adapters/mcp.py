@@ -1,9 +1,10 @@
-"""An MCP server for one scope's memory: the four memory tools, the Manual and the recall.
+"""An MCP server for one scope's memory: the memory tools, the Manual and the recall.
 
 :func:`create_mcp_server` builds a low-level ``mcp`` server. Its tool definitions come
 from :func:`recallstore.tools.mcp_tool` and every call dispatches through
-:meth:`recallstore.toolbox.MemoryToolbox.call`: the tools are defined once, in the
-toolbox, and this module only translates. The scope is fixed when the server is built;
+:meth:`recallstore.toolbox.MemoryToolbox.call`: the tools are defined once, as tool
+specs (:data:`recallstore.toolset.MEMORY_TOOLS` unless the host passes its own), and
+this module only translates. The scope is fixed when the server is built;
 nothing an MCP client sends can choose or widen it.
 
 Run it over stdio (needs the ``mcp`` extra)::
@@ -17,7 +18,7 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from recallstore._version import __version__
@@ -35,6 +36,7 @@ from recallstore.records import parse_scope_pairs
 from recallstore.store import MemoryStore
 from recallstore.toolbox import MemoryToolbox
 from recallstore.tools import mcp_tool
+from recallstore.toolset import MEMORY_TOOLS, MemoryToolSpec
 
 PROG = "python -m recallstore.adapters.mcp"
 
@@ -130,6 +132,7 @@ def create_mcp_server(
     store: MemoryStore,
     scope: Mapping[str, str],
     *,
+    tools: Iterable[MemoryToolSpec] = MEMORY_TOOLS,
     conversation_id: str | None = None,
     run_id: str | None = None,
     author: str | None = None,
@@ -138,22 +141,24 @@ def create_mcp_server(
     """An MCP server exposing ``store``'s memory for ``scope`` only.
 
     ``store`` must already be open (entered); the server does not close it. ``scope``
-    must be non-empty (:class:`~recallstore.errors.ConfigurationError` otherwise). Tool
+    must be non-empty (:class:`~recallstore.errors.ConfigurationError` otherwise).
+    ``tools`` are the tool specs it lists and dispatches, as for
+    :class:`~recallstore.toolbox.MemoryToolbox`; the Manual follows them. Tool
     results carry JSON text and the same object as ``structuredContent``; a result with
     ``"ok": false`` is sent with ``isError: true``. The server's ``instructions`` are the
     Manual, also offered as the ``memory_manual`` prompt.
     """
     toolbox = MemoryToolbox(
-        store, scope, conversation_id=conversation_id, run_id=run_id, author=author
+        store, scope, tools=tools, conversation_id=conversation_id, run_id=run_id, author=author
     )
     bound_scope = toolbox.scope
-    tools = [types.Tool.model_validate(mcp_tool(tool)) for tool in toolbox.tools]
+    wire_tools = [types.Tool.model_validate(mcp_tool(tool)) for tool in toolbox.tools]
     manual = toolbox.manual
     server: Server[Any, Any] = Server(name, version=__version__, instructions=manual)
 
     @server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
     async def _list_tools() -> list[types.Tool]:
-        return [tool.model_copy(deep=True) for tool in tools]
+        return [tool.model_copy(deep=True) for tool in wire_tools]
 
     # The toolbox validates arguments itself and answers with a structured error the
     # model can act on; the SDK's JSON-schema check would pre-empt it with plain text.

@@ -13,13 +13,14 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
 if TYPE_CHECKING:  # the render layer imports nothing from the machinery at run time
     from recallstore.recall import Recall
     from recallstore.records import MemoryRecord
+    from recallstore.tools import ToolSpec
 
 __all__ = [
     "RECALL_CLOSE",
@@ -35,8 +36,6 @@ RECALL_OPEN = "<recalled_memories>"
 """The line that opens the recall block."""
 RECALL_CLOSE = "</recalled_memories>"
 """The line that closes the recall block; memory content can never produce it."""
-
-MEMORY_TOOL_NAMES = ("memory_save", "memory_search", "memory_list", "memory_invalidate")
 
 _WHITESPACE = re.compile(r"\s+")
 # The fullwidth and small forms (Unicode's compatibility equivalents of < and >) would
@@ -151,6 +150,32 @@ class Manual:
     """The standing instruction: the model has memory, when to use it, how to curate it."""
 
     @staticmethod
-    def render(tool_names: Iterable[str] = MEMORY_TOOL_NAMES) -> str:
-        """The manual's text, naming ``tool_names``."""
-        return _environment().get_template("manual.md.j2").render(tool_names=list(tool_names))
+    def render(tools: Iterable[ToolSpec[Any, Any, Any]] | None = None) -> str:
+        """The manual's text for ``tools`` (default: the memory tools, ``MEMORY_TOOLS``).
+
+        It names the tools in order and adds each tool's ``manual_use`` and
+        ``manual_rules`` lines to the guidance every manual carries.
+        """
+        if tools is None:
+            # Deferred: the default toolset is the only machinery the Manual ever needs.
+            from recallstore.toolset import MEMORY_TOOLS
+
+            tools = MEMORY_TOOLS
+        specs = list(tools)
+        for spec in specs:
+            if isinstance(spec, str):
+                raise TypeError(
+                    "Manual.render takes tool specs (e.g. recallstore.MEMORY_TOOLS or "
+                    f"toolbox.specs), not tool names: got {spec!r}"
+                )
+        if not specs:
+            raise ValueError("the Manual needs at least one tool to describe")
+        return (
+            _environment()
+            .get_template("manual.md.j2")
+            .render(
+                tool_names=[spec.name for spec in specs],
+                use_lines=[line for spec in specs for line in spec.manual_use],
+                tool_rules=[rule for spec in specs for rule in spec.manual_rules],
+            )
+        )

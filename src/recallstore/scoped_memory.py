@@ -1,0 +1,191 @@
+"""``ScopedMemory``: a store seen through one scope, the only store access a memory tool gets.
+
+Every memory tool's ``run`` receives a :class:`ScopedMemory` instead of the store, so
+scope safety does not depend on each tool getting it right: writes are stamped with the
+scope and provenance, reads are filtered by the scope, and an id outside the scope is
+answered exactly like an id that does not exist. Mistakes a model can make come back as
+:class:`~recallstore.tools.ToolFailure` (a structured result); store failures raise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
+
+from recallstore.context import CallContext, call_context
+from recallstore.errors import (
+    ConfigurationError,
+    MemoryConflictError,
+    MemoryNotFoundError,
+    MemoryValidationError,
+)
+from recallstore.records import (
+    DEFAULT_LIMIT,
+    MemoryHit,
+    MemoryKind,
+    MemoryRecord,
+    MemorySearchQuery,
+    MemoryWriteInput,
+    Provenance,
+    check_invalid_reason,
+)
+from recallstore.store import MemoryStore, scope_matches
+from recallstore.tools import ToolFailure
+
+__all__ = ["ScopedMemory"]
+
+
+def _not_found(record_id: str, field: str) -> ToolFailure:
+    # One message for "missing" and "outside your scope": the model learns nothing more.
+    return ToolFailure(
+        "not_found",
+        f"No memory with id {record_id!r} exists in this memory. "
+        "Use memory_search or memory_list to find the right id.",
+        [field],
+    )
+
+
+class ScopedMemory:
+    """One conversation's memory: ``store`` bound to ``scope``, stamped with provenance.
+
+    ``scope`` must be non-empty (:class:`~recallstore.errors.ConfigurationError`
+    otherwise): unscoped memory would let a model read every user's memories. There is
+    no way to reach the store or another scope through it.
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        scope: Mapping[str, str],
+        *,
+        conversation_id: str | None = None,
+        run_id: str | None = None,
+        author: str | None = None,
+    ) -> None:
+        if not scope:
+            raise ConfigurationError(
+                "memory tools need a non-empty scope (e.g. {'user': 'u_42'}); "
+                "an unscoped toolbox would expose every user's memories"
+            )
+        # Validates and canonicalises the scope once, at the edge.
+        self._scope: dict[str, str] = MemorySearchQuery(scope=dict(scope)).scope
+        self._provenance = Provenance(conversation_id=conversation_id, run_id=run_id, author=author)
+        self._store = store
+
+    @property
+    def scope(self) -> dict[str, str]:
+        """The scope every read and write is bound to (a copy: it cannot be changed)."""
+        return dict(self._scope)
+
+    @property
+    def provenance(self) -> Provenance:
+        """The provenance every save is stamped with."""
+        return self._provenance
+
+    def _context(self) -> AbstractContextManager[CallContext]:
+        return call_context(
+            conversation_id=self._provenance.conversation_id, run_id=self._provenance.run_id
+        )
+
+    async def get(self, record_id: str, *, field: str = "id") -> MemoryRecord:
+        """The record ``record_id`` (valid or not) if it is in the scope.
+
+        Otherwise a ``not_found`` :class:`~recallstore.tools.ToolFailure` naming the
+        argument ``field``, the same whether the record is missing or someone else's.
+        """
+        with self._context():
+            record = await self._store.get(record_id)
+        if record is None or not scope_matches(record.scope, self._scope):
+            raise _not_found(record_id, field)
+        return record
+
+    async def save(
+        self,
+        content: str,
+        *,
+        kind: MemoryKind = "fact",
+        tags: Iterable[str] = (),
+        supersedes: str | None = None,
+    ) -> MemoryRecord:
+        """Save a memory in the scope, optionally superseding one of the scope's valid memories.
+
+        Model mistakes (bad content or tags, a ``supersedes`` id that is not found or no
+        longer valid) raise :class:`~recallstore.tools.ToolFailure`.
+        """
+        if supersedes is not None:
+            old = await self.get(supersedes, field="supersedes")
+            if old.is_invalidated:
+                raise ToolFailure(
+                    "conflict",
+                    f"Memory {old.id!r} is no longer valid, so it cannot be superseded; "
+                    "search for the memory that replaced it.",
+                    ["supersedes"],
+                )
+        try:
+            entry = MemoryWriteInput(
+                scope=self._scope,
+                kind=kind,
+                content=content,
+                tags=tuple(tags),
+                provenance=self._provenance,
+                supersedes=supersedes,
+            )
+        except MemoryValidationError as exc:
+            raise ToolFailure("invalid_arguments", str(exc), [exc.field]) from None
+        try:
+            with self._context():
+                (record,) = await self._store.write([entry])
+        except MemoryNotFoundError:
+            # Deleted between the check and the write: still just "not found".
+            raise _not_found(supersedes or "", "supersedes") from None
+        except MemoryConflictError as exc:
+            raise ToolFailure(
+                "conflict",
+                f"Memory {exc.record_id!r} was superseded or invalidated meanwhile; "
+                "search again for the current memory.",
+                ["supersedes"],
+            ) from None
+        return record
+
+    async def search(
+        self,
+        query: str | None = None,
+        *,
+        kinds: Iterable[MemoryKind] | None = None,
+        tags: Iterable[str] | None = None,
+        limit: int = DEFAULT_LIMIT,
+        include_invalidated: bool = False,
+        include_expired: bool = False,
+    ) -> list[MemoryHit]:
+        """The scope's memories matching ``query`` (best first), or the newest without one."""
+        try:
+            search = MemorySearchQuery(
+                query=query,
+                scope=self._scope,
+                kinds=None if kinds is None else tuple(kinds),
+                tags=None if tags is None else tuple(tags),
+                limit=limit,
+                include_invalidated=include_invalidated,
+                include_expired=include_expired,
+            )
+        except MemoryValidationError as exc:
+            raise ToolFailure("invalid_arguments", str(exc), [exc.field]) from None
+        with self._context():
+            return await self._store.search(search)
+
+    async def invalidate(self, record_id: str, reason: str | None = None) -> None:
+        """Invalidate the scope's memory ``record_id`` (already invalid is fine).
+
+        A bad ``reason`` or an id outside the scope raises
+        :class:`~recallstore.tools.ToolFailure`.
+        """
+        try:
+            check_invalid_reason(reason)
+        except MemoryValidationError as exc:
+            raise ToolFailure("invalid_arguments", str(exc), ["reason"]) from None
+        await self.get(record_id)
+        try:
+            with self._context():
+                await self._store.invalidate(record_id, reason)
+        except MemoryNotFoundError:
+            raise _not_found(record_id, "id") from None
