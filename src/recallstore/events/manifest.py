@@ -263,7 +263,9 @@ def render_events_doc(manifest: Mapping[str, Any] | None = None) -> str:
         "",
         "Every message the SSE stream sends, with its OpenTelemetry mapping. "
         "The bus, the stream and the opt-ins are explained in "
-        "[observability.md](observability.md).",
+        "[observability.md](observability.md). Each memory event type is declared once, "
+        "in `recallstore.events.catalogue`; "
+        "[contributing.md](contributing.md#adding-an-event-type) shows how to add one.",
         "",
         "| event | category | description |",
         "|---|---|---|",
