@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import Field, create_model
 
 from recallstore.events import EVENT_TYPES, MemoryEvent, MemoryWriteData, MemoryWriteEvent
+from recallstore.events.catalogue import EVENT_MODELS
 from recallstore.events.manifest import (
     WRITE_COMMAND,
     build_manifest,
@@ -22,7 +23,6 @@ from recallstore.events.manifest import (
     render_manifest,
     write_manifest,
 )
-from recallstore.events.models import EVENT_MODELS
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "event_manifest.json"

@@ -108,6 +108,7 @@ async def test_every_call_emits_one_event_with_ids_kinds_and_counts(
         1,
     )
     assert isinstance(supersede, MemoryWriteData)
+    assert supersede.operation == "supersede"
     assert supersede.superseded_ids == (first.id,)
     assert supersede.record_ids == (second.id,)
     assert isinstance(search, MemorySearchData)
@@ -187,7 +188,7 @@ async def test_failed_calls_emit_a_failure_event_never_a_success(
         (),
         0,
     )
-    assert conflict.superseded_ids == (record.id,)
+    assert (conflict.operation, conflict.superseded_ids) == ("supersede", (record.id,))
     assert isinstance(missing, MemoryWriteData)
     assert (missing.ok, missing.error, missing.operation) == (
         False,

@@ -96,7 +96,8 @@ async def test_spans_follow_the_genai_memory_conventions(
     assert create["recallstore.scope.user"] == "u1"
     assert create["recallstore.record.kinds"] == ("fact",)
     assert supersede["recallstore.superseded_ids"] == (first.id,)
-    assert supersede["recallstore.operation"] == "write"
+    # One vocabulary: the span's operation is the event's data.operation.
+    assert supersede["recallstore.operation"] == "supersede"
     assert search["gen_ai.operation.name"] == "search_memory"
     assert search["gen_ai.memory.record.count"] == 1
     assert search["recallstore.search.query_chars"] == len("door code")

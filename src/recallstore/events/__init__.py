@@ -1,4 +1,5 @@
-"""Memory events: models, the bus, the observed store and the manifest.
+"""Memory events: the catalogue of event types, their models, the bus, the observed
+store and the manifest.
 
 The core imports neither Starlette nor OpenTelemetry: the SSE app lives in
 ``recallstore.events.sse`` (extra ``server``) and the OpenTelemetry instrumentation in
@@ -8,10 +9,16 @@ The core imports neither Starlette nor OpenTelemetry: the SSE app lives in
 from typing import TYPE_CHECKING, Any
 
 from recallstore.events.bus import BusStats, EventBus, EventListener, Subscription
-from recallstore.events.models import (
+from recallstore.events.catalogue import (
+    EVENT_CATALOGUE,
     EVENT_TYPES,
-    GAP_EVENT_TYPE,
     MEMORY_EVENT_TYPES,
+    EventType,
+    OtelAttribute,
+    parse_event,
+)
+from recallstore.events.models import (
+    GAP_EVENT_TYPE,
     MemoryEvent,
     MemoryRecallData,
     MemoryRecallEvent,
@@ -20,7 +27,6 @@ from recallstore.events.models import (
     MemoryWriteData,
     MemoryWriteEvent,
     StreamGap,
-    parse_event,
 )
 from recallstore.events.observed import ObservedMemoryStore, OperationTrace, StoreTelemetry
 
@@ -28,12 +34,14 @@ if TYPE_CHECKING:
     from recallstore.events.manifest import build_manifest
 
 __all__ = [
+    "EVENT_CATALOGUE",
     "EVENT_TYPES",
     "GAP_EVENT_TYPE",
     "MEMORY_EVENT_TYPES",
     "BusStats",
     "EventBus",
     "EventListener",
+    "EventType",
     "MemoryEvent",
     "MemoryRecallData",
     "MemoryRecallEvent",
@@ -43,6 +51,7 @@ __all__ = [
     "MemoryWriteEvent",
     "ObservedMemoryStore",
     "OperationTrace",
+    "OtelAttribute",
     "StoreTelemetry",
     "StreamGap",
     "Subscription",

@@ -1,13 +1,14 @@
-"""``event_manifest.json`` and ``docs/events.md``, generated from the event models.
+"""``event_manifest.json`` and ``docs/events.md``, generated from the event catalogue.
 
 The manifest lists every event type the SSE stream can send with its description, JSON
-schema, SSE framing and OpenTelemetry mapping. Both files are generated; a test
-regenerates them and fails on any difference. Rewrite them with::
+schema, SSE framing and OpenTelemetry mapping, all read from
+``recallstore.events.catalogue`` (and the models it names). Both files are generated;
+a test regenerates them and fails on any difference. Rewrite them with::
 
     python -m recallstore.events.manifest --write      # or: recallstore events manifest --write
 
 and check them (exit status 1 on drift) with ``--check``. At run time the manifest is
-built from the models (:func:`build_manifest`), so an installed package never reads a
+built from the catalogue (:func:`build_manifest`), so an installed package never reads a
 stale file; the copy shipped in the wheel is for non-Python consumers.
 """
 
@@ -17,18 +18,14 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
-from recallstore.events import _mapping
-from recallstore.events.models import (
-    EVENT_MODELS,
-    GAP_EVENT_TYPE,
-    OPT_IN_KEY,
-    MemoryEvent,
-    StreamGap,
-)
+from recallstore.events import catalogue
+from recallstore.events.catalogue import EVENT_CATALOGUE, EventType
+from recallstore.events.models import GAP_EVENT_TYPE, OPT_IN_KEY, MemoryEvent, StreamGap
 
 __all__ = [
     "MANIFEST_FILENAME",
@@ -52,10 +49,6 @@ EVENTS_DOC_PATH: Final = "docs/events.md"
 WRITE_COMMAND: Final = "python -m recallstore.events.manifest --write"
 
 _SSE_DATA = "the event envelope as one line of JSON (see schema)"
-_SPAN_OPERATIONS: Final[Mapping[str, tuple[_mapping.StoreOperation, ...]]] = {
-    "agent.memory.write": ("write", "supersede", "invalidate", "delete"),
-    "agent.memory.search": ("search",),
-}
 
 
 def _description(model: object) -> str:
@@ -72,44 +65,54 @@ def _opt_in_fields(schema: Mapping[str, Any]) -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
-def _otel_mapping(event_type: str) -> dict[str, Any]:
+def _otel_mapping(entry: EventType[Any]) -> dict[str, Any]:
     span: dict[str, Any] | None = None
-    if event_type != "agent.memory.recall":
-        operations = _SPAN_OPERATIONS[event_type]
+    if entry.operations:
         span = {
-            "name": _mapping.SPAN_NAME,
-            "operations": {op: _mapping.OPERATION_NAMES[op] for op in operations},
+            "name": catalogue.SPAN_NAME,
+            "operations": {op: catalogue.OPERATION_NAMES[op] for op in entry.operations},
         }
     return {
         "span": span,
-        "attributes": dict(_mapping.EVENT_ATTRIBUTES[event_type]),
+        "attributes": {attribute.name: attribute.source for attribute in entry.attributes},
         "log_record": {
-            "event_name": event_type,
+            "event_name": entry.name,
             "body": "the event envelope as a map (as in SSE data)",
-            "context": (
-                "the span of the store call"
-                if span
-                else "the span active when assemble_recall finished"
-            ),
+            "context": entry.log_context,
         },
     }
 
 
+def _with_models(
+    entries: Sequence[EventType[Any]], event_models: Mapping[str, type[MemoryEvent]]
+) -> list[EventType[Any]]:
+    unknown = sorted(event_models.keys() - {entry.name for entry in entries})
+    if unknown:
+        raise ValueError(f"event_models names event types not in the catalogue: {unknown}")
+    return [replace(entry, model=event_models.get(entry.name, entry.model)) for entry in entries]
+
+
 def build_manifest(
     event_models: Mapping[str, type[MemoryEvent]] | None = None,
+    *,
+    event_catalogue: Sequence[EventType[Any]] = EVENT_CATALOGUE,
 ) -> dict[str, Any]:
-    """The manifest as a dict, built from ``event_models`` (default: the real models)."""
-    models = EVENT_MODELS if event_models is None else event_models
+    """The manifest as a dict, built from ``event_catalogue`` (default: the real one).
+
+    ``event_models`` replaces the models of some catalogue entries (by event type), e.g.
+    to show how a changed model would change the manifest.
+    """
+    entries = _with_models(event_catalogue, event_models or {})
     events: dict[str, Any] = {}
-    for event_type, model in models.items():
-        schema = model.model_json_schema(mode="serialization")
-        events[event_type] = {
+    for entry in entries:
+        schema = entry.model.model_json_schema(mode="serialization")
+        events[entry.name] = {
             "category": "memory",
-            "description": _description(model.model_fields["data"].annotation),
+            "description": _description(entry.model.model_fields["data"].annotation),
             "opt_in_fields": _opt_in_fields(schema),
             "schema": schema,
-            "sse": {"event": event_type, "id": "the envelope's id", "data": _SSE_DATA},
-            "otel": _otel_mapping(event_type),
+            "sse": {"event": entry.name, "id": "the envelope's id", "data": _SSE_DATA},
+            "otel": _otel_mapping(entry),
         }
     events[GAP_EVENT_TYPE] = {
         "category": "stream",
@@ -119,8 +122,11 @@ def build_manifest(
         "sse": {"event": GAP_EVENT_TYPE, "id": None, "data": "the gap notice as JSON"},
         "otel": None,
     }
+    common = {attribute.name: attribute.source for attribute in catalogue.COMMON_ATTRIBUTES}
+    scope_name, scope_source = catalogue.SCOPE_ATTRIBUTE_SOURCE
     return {
-        "$comment": f"Generated from recallstore.events.models; do not edit. Run: {WRITE_COMMAND}",
+        "$comment": f"Generated from recallstore.events.catalogue; do not edit. "
+        f"Run: {WRITE_COMMAND}",
         "manifest_version": MANIFEST_VERSION,
         "event_types": list(events),
         "envelope": {
@@ -142,9 +148,9 @@ def build_manifest(
         "otel": {
             "instrumentation_scope": "recallstore",
             "span_kind": "INTERNAL",
-            "span_name": _mapping.SPAN_NAME,
-            "operations": dict(_mapping.OPERATION_NAMES),
-            "common_attributes": dict(_mapping.COMMON_ATTRIBUTES),
+            "span_name": catalogue.SPAN_NAME,
+            "operations": dict(catalogue.OPERATION_NAMES),
+            "common_attributes": {**common, scope_name: scope_source},
             "attributes": "each event's attributes are set on its store call's span and on "
             "its log record, with the common attributes",
             "error": "span status ERROR and error.type = the exception type name",
@@ -164,7 +170,7 @@ def _manifest_text() -> str:
 
 
 def load_manifest() -> dict[str, Any]:
-    """The manifest of this installed version, built from the models (a fresh copy)."""
+    """The manifest of this installed version, built from the catalogue (a fresh copy)."""
     return json.loads(_manifest_text())  # type: ignore[no-any-return]
 
 
@@ -186,7 +192,7 @@ def _differences(expected: Any, actual: Any, where: str) -> list[str]:
             if key not in actual:
                 found.append(f"{at}: missing from the file")
             elif key not in expected:
-                found.append(f"{at}: in the file but not in the models")
+                found.append(f"{at}: in the file but not in the catalogue")
             else:
                 found.extend(_differences(expected[key], actual[key], at))
         return found
@@ -196,7 +202,7 @@ def _differences(expected: Any, actual: Any, where: str) -> list[str]:
             found.extend(_differences(left, right, f"{where}[{index}]"))
         return found
     if expected != actual:
-        return [f"{where or '<root>'}: file has {actual!r}, models give {expected!r}"]
+        return [f"{where or '<root>'}: file has {actual!r}, the catalogue gives {expected!r}"]
     return []
 
 
@@ -257,7 +263,9 @@ def render_events_doc(manifest: Mapping[str, Any] | None = None) -> str:
         "",
         "Every message the SSE stream sends, with its OpenTelemetry mapping. "
         "The bus, the stream and the opt-ins are explained in "
-        "[observability.md](observability.md).",
+        "[observability.md](observability.md). Each memory event type is declared once, "
+        "in `recallstore.events.catalogue`; "
+        "[contributing.md](contributing.md#adding-an-event-type) shows how to add one.",
         "",
         "| event | category | description |",
         "|---|---|---|",

@@ -1,28 +1,27 @@
-"""The memory events: one envelope, three data models, and the SSE-only gap notice.
+"""The memory events' data models: one envelope, one model per event type, and the
+SSE-only gap notice.
 
 Events describe what happened to memory, never what it says: record ids, kinds,
 counts and sizes. Memory content, invalidation reasons and query text appear only when
 the host opts in (``ObservedMemoryStore(include_content=..., include_query_text=...)``).
-These models are the source of ``event_manifest.json``; change a field here and the
-manifest drift test fails until ``python -m recallstore.events.manifest --write`` runs.
+Each event type is listed once, with its model, in ``recallstore.events.catalogue``;
+the union, the OpenTelemetry mapping and ``event_manifest.json`` derive from there.
+Change a field here and the manifest drift test fails until
+``python -m recallstore.events.manifest --write`` runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Any, ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
+from recallstore.events._clock import utc_now
 from recallstore.records import MemoryKind, format_timestamp
-from recallstore.store import utc_now
 
 __all__ = [
-    "EVENT_MODELS",
-    "EVENT_TYPES",
     "GAP_EVENT_TYPE",
-    "MEMORY_EVENT_TYPES",
     "OPT_IN_KEY",
     "RECALL_EVENT_TYPE",
     "SEARCH_EVENT_TYPE",
@@ -36,17 +35,17 @@ __all__ = [
     "MemoryWriteData",
     "MemoryWriteEvent",
     "StreamGap",
-    "parse_event",
+    "WriteOperation",
 ]
 
 WRITE_EVENT_TYPE: Final = "agent.memory.write"
 SEARCH_EVENT_TYPE: Final = "agent.memory.search"
 RECALL_EVENT_TYPE: Final = "agent.memory.recall"
 GAP_EVENT_TYPE: Final = "gap"
-MEMORY_EVENT_TYPES: Final = (WRITE_EVENT_TYPE, SEARCH_EVENT_TYPE, RECALL_EVENT_TYPE)
-"""The three memory event types, as published on the bus."""
-EVENT_TYPES: Final = (*MEMORY_EVENT_TYPES, GAP_EVENT_TYPE)
-"""Every ``event:`` name the SSE stream can send (the memory events, then ``gap``)."""
+
+WriteOperation = Literal["write", "supersede", "invalidate", "delete"]
+"""The store call an ``agent.memory.write`` event describes; also the name of that
+call's OpenTelemetry span operation (``recallstore.operation``)."""
 
 _RecordIds = tuple[str, ...]
 OPT_IN_KEY: Final = "x-opt-in"
@@ -66,37 +65,39 @@ class _Frozen(BaseModel):
 
 
 class EventData(_Frozen):
-    """Base of the three event data models."""
+    """Base of the event data models."""
 
 
 class MemoryWriteData(EventData):
-    """One mutation of the store: a write (possibly superseding records), an
-    invalidation or a delete. Emitted for failed calls too, with ``ok`` false; a
-    failed call changed nothing."""
+    """One mutation of the store: a write, a supersede (a write whose batch supersedes
+    records), an invalidation or a delete. Emitted for failed calls too, with ``ok``
+    false; a failed call changed nothing."""
 
-    operation: Literal["write", "invalidate", "delete"]
-    """Which store call this was."""
+    operation: WriteOperation
+    """Which store call this was: ``write``, or ``supersede`` when any record of the
+    batch supersedes another (``superseded_ids``), ``invalidate`` or ``delete``."""
     ok: bool = True
     """False when the store call raised; nothing was changed."""
     error: str | None = None
     """The exception type name when ``ok`` is false (e.g. ``MemoryConflictError``)."""
     record_ids: _RecordIds = ()
-    """Write: the ids of the records created (empty when it failed). Invalidate and
-    delete: the id the call named."""
+    """Write and supersede: the ids of the records created (empty when it failed).
+    Invalidate and delete: the id the call named."""
     kinds: tuple[MemoryKind, ...] = ()
     """The kind of each record in ``record_ids``, in the same order (empty when the
     named record did not exist)."""
     count: int = Field(default=0, ge=0)
-    """Records changed: created by a write, invalidated, or deleted. 0 when the call
-    failed, the record was absent, or it was already invalid."""
+    """Records changed: created by a write or supersede, invalidated, or deleted. 0 when
+    the call failed, the record was absent, or it was already invalid."""
     superseded_ids: _RecordIds = ()
-    """Write: the ids the batch supersedes (invalidated in the same transaction)."""
+    """Supersede: the ids the batch supersedes (invalidated in the same transaction)."""
     reason_chars: int | None = Field(default=None, ge=0)
     """Invalidate: the length of the reason given, or null when none was given."""
     reason: str | None = Field(default=None, json_schema_extra=_OPT_IN_CONTENT)
     """Invalidate: the reason text. Only with ``include_content``; it is model text."""
     contents: tuple[str, ...] | None = Field(default=None, json_schema_extra=_OPT_IN_CONTENT)
-    """Write: the content of each record in ``record_ids``. Only with ``include_content``."""
+    """Write and supersede: the content of each record in ``record_ids``. Only with
+    ``include_content``."""
 
 
 class MemorySearchData(EventData):
@@ -225,25 +226,3 @@ class StreamGap(_Frozen):
     missed: int = Field(ge=0)
     """How many events were lost: exact for ``overflow``; for ``expired`` and ``reset``
     an upper bound (a scope-filtered stream may have missed fewer)."""
-
-
-EVENT_MODELS: Final[Mapping[str, type[MemoryEvent]]] = {
-    WRITE_EVENT_TYPE: MemoryWriteEvent,
-    SEARCH_EVENT_TYPE: MemorySearchEvent,
-    RECALL_EVENT_TYPE: MemoryRecallEvent,
-}
-"""Each memory event type and its envelope model."""
-
-_ANY_EVENT: TypeAdapter[MemoryWriteEvent | MemorySearchEvent | MemoryRecallEvent] = TypeAdapter(
-    Annotated[
-        MemoryWriteEvent | MemorySearchEvent | MemoryRecallEvent,
-        Field(discriminator="type"),
-    ]
-)
-
-
-def parse_event(value: str | bytes | Mapping[str, Any]) -> MemoryEvent:
-    """Parse an event from its JSON text (an SSE ``data:`` line) or a dict."""
-    if isinstance(value, (str, bytes)):
-        return _ANY_EVENT.validate_json(value)
-    return _ANY_EVENT.validate_python(value)

@@ -24,16 +24,15 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from recallstore.context import current_call_context
 from recallstore.errors import ConfigurationError
-from recallstore.events._mapping import StoreOperation
 from recallstore.events.bus import EventBus
+from recallstore.events.catalogue import StoreOperation
 from recallstore.events.models import (
     MemoryEvent,
     MemoryRecallData,
     MemoryRecallEvent,
-    MemorySearchData,
     MemorySearchEvent,
-    MemoryWriteData,
     MemoryWriteEvent,
+    WriteOperation,
 )
 from recallstore.records import (
     MemoryHit,
@@ -171,26 +170,30 @@ class ObservedMemoryStore:
         return store.export_records(scope)
 
     async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
-        """Write through; emit ``agent.memory.write`` (operation ``write``)."""
+        """Write through; emit ``agent.memory.write`` (operation ``write``, or
+        ``supersede`` when any input supersedes a record)."""
         batch = list(inputs)
         superseded = tuple(inp.supersedes for inp in batch if inp.supersedes is not None)
-        with self._operation("supersede" if superseded else "write") as trace:
+        operation: WriteOperation = "supersede" if superseded else "write"
+        with self._operation(operation) as trace:
             try:
                 records = await self._store.write(batch)
             except Exception as exc:
                 failure = {"ok": False, "error": type(exc).__name__}
                 scope = common_scope(inp.scope for inp in batch)
-                self._publish(trace, scope, {"superseded_ids": superseded, **failure})
+                data = {"operation": operation, "superseded_ids": superseded, **failure}
+                self._publish(trace, MemoryWriteEvent, scope, data)
                 raise
             contents = tuple(r.content for r in records) if self.include_content else None
             data = {
+                "operation": operation,
                 "record_ids": tuple(record.id for record in records),
                 "kinds": tuple(record.kind for record in records),
                 "count": len(records),
                 "superseded_ids": superseded,
                 "contents": contents,
             }
-            self._publish(trace, common_scope(r.scope for r in records), data)
+            self._publish(trace, MemoryWriteEvent, common_scope(r.scope for r in records), data)
         return records
 
     async def invalidate(self, id: str, reason: str | None = None) -> None:
@@ -208,10 +211,11 @@ class ObservedMemoryStore:
             try:
                 await self._store.invalidate(id, reason)
             except Exception as exc:
-                self._publish(trace, scope, {**data, "ok": False, "error": type(exc).__name__})
+                failure = {"ok": False, "error": type(exc).__name__}
+                self._publish(trace, MemoryWriteEvent, scope, {**data, **failure})
                 raise
             changed = before is not None and not before.is_invalidated
-            self._publish(trace, scope, {**data, "count": int(changed)})
+            self._publish(trace, MemoryWriteEvent, scope, {**data, "count": int(changed)})
 
     async def delete(self, id: str) -> None:
         """Delete through; emit ``agent.memory.write`` (operation ``delete``)."""
@@ -226,9 +230,12 @@ class ObservedMemoryStore:
             try:
                 await self._store.delete(id)
             except Exception as exc:
-                self._publish(trace, scope, {**data, "ok": False, "error": type(exc).__name__})
+                failure = {"ok": False, "error": type(exc).__name__}
+                self._publish(trace, MemoryWriteEvent, scope, {**data, **failure})
                 raise
-            self._publish(trace, scope, {**data, "count": int(before is not None)})
+            self._publish(
+                trace, MemoryWriteEvent, scope, {**data, "count": int(before is not None)}
+            )
 
     async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
         """Search through; emit ``agent.memory.search``."""
@@ -239,10 +246,12 @@ class ObservedMemoryStore:
             except Exception as exc:
                 elapsed = time.perf_counter() - started
                 failure = {"ok": False, "error": type(exc).__name__}
-                self._publish(trace, query.scope, self._search_data(query, [], elapsed, failure))
+                data = self._search_data(query, [], elapsed, failure)
+                self._publish(trace, MemorySearchEvent, query.scope, data)
                 raise
             elapsed = time.perf_counter() - started
-            self._publish(trace, query.scope, self._search_data(query, hits, elapsed, {}))
+            data = self._search_data(query, hits, elapsed, {})
+            self._publish(trace, MemorySearchEvent, query.scope, data)
         return hits
 
     async def get(self, id: str) -> MemoryRecord | None:
@@ -318,20 +327,16 @@ class ObservedMemoryStore:
         return self._search_mode
 
     def _publish(
-        self, trace: OperationTrace, scope: Mapping[str, str], data: dict[str, Any]
+        self,
+        trace: OperationTrace,
+        model: type[MemoryEvent],
+        scope: Mapping[str, str],
+        data: Mapping[str, Any],
     ) -> None:
-        """Build the call's event from ``data`` (its data model picked by its keys), publish
-        it and hand it to the trace; any failure is counted, never raised."""
+        """Build the call's ``model`` event from ``data``, publish it and hand it to the
+        trace; any failure is counted, never raised."""
         try:
-            if "mode" in data:
-                event: MemoryEvent = MemorySearchEvent(
-                    scope=scope, data=MemorySearchData.model_validate(data)
-                )
-            else:
-                event = MemoryWriteEvent(
-                    scope=scope,
-                    data=MemoryWriteData.model_validate({"operation": "write", **data}),
-                )
+            event = model.model_validate({"scope": scope, "data": data})
             event = self.bus.publish(self._with_context(event))
         except Exception:
             self._failed("publish")

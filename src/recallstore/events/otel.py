@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from recallstore._version import __version__
 from recallstore.errors import MissingDependencyError
-from recallstore.events import _mapping
+from recallstore.events import catalogue
 from recallstore.events.models import MemoryEvent
 
 if TYPE_CHECKING:
@@ -55,10 +55,7 @@ class _SpanTrace:
         instrumentation = self._instrumentation
         span = self._span
         if span is not None:
-            attributes = _mapping.event_attributes(
-                event, include_scope=instrumentation.include_scope
-            )
-            instrumentation._guard(lambda: span.set_attributes(attributes))
+            instrumentation._guard(lambda: span.set_attributes(instrumentation._attributes(event)))
         instrumentation._emit(event, span)
 
 
@@ -95,19 +92,19 @@ class OtelInstrumentation:
 
     @contextmanager
     def operation(
-        self, operation: _mapping.StoreOperation, *, record_id: str | None = None
+        self, operation: catalogue.StoreOperation, *, record_id: str | None = None
     ) -> Iterator[_SpanTrace]:
         """A span around one store call; an exception from the call marks it as an error."""
         from opentelemetry import context as context_api
         from opentelemetry.trace import SpanKind, Status, StatusCode
 
-        name = _mapping.OPERATION_NAMES[operation]
+        name = catalogue.OPERATION_NAMES[operation]
         attributes: dict[str, Any] = {
-            _mapping.GEN_AI_OPERATION_NAME: name,
-            _mapping.RECALLSTORE_OPERATION: operation,
+            catalogue.GEN_AI_OPERATION_NAME: name,
+            catalogue.RECALLSTORE_OPERATION: operation,
         }
         if record_id is not None:
-            attributes[_mapping.GEN_AI_MEMORY_RECORD_ID] = record_id
+            attributes[catalogue.GEN_AI_MEMORY_RECORD_ID] = record_id
         span = self._guard(
             lambda: self._tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
         )
@@ -124,7 +121,7 @@ class OtelInstrumentation:
 
                 def mark_error() -> None:
                     # Only the type: exception messages may quote memory content.
-                    span.set_attribute(_mapping.ERROR_TYPE, error_type)
+                    span.set_attribute(catalogue.ERROR_TYPE, error_type)
                     span.set_status(Status(StatusCode.ERROR, error_type))
 
                 self._guard(mark_error)
@@ -145,7 +142,6 @@ class OtelInstrumentation:
         context: Context | None = None
         if span is not None:
             context = self._guard(lambda: self._trace_api.set_span_in_context(span))
-        attributes = _mapping.event_attributes(event, include_scope=self.include_scope)
         self._guard(
             lambda: self._otel_logger.emit(
                 timestamp=int(event.timestamp.timestamp() * 1e9),
@@ -154,10 +150,13 @@ class OtelInstrumentation:
                 severity_number=SeverityNumber.INFO,
                 severity_text="INFO",
                 body=event.model_dump(mode="json"),
-                attributes=attributes,
+                attributes=self._attributes(event),
                 event_name=event.type,
             )
         )
+
+    def _attributes(self, event: MemoryEvent) -> dict[str, catalogue.AttributeValue]:
+        return catalogue.event_attributes(event, include_scope=self.include_scope)
 
     def _guard(self, call: Callable[[], _T]) -> _T | None:
         try:

@@ -63,7 +63,9 @@
   // ---- one renderer per event type in event_manifest.json -----------------------------
   // Each gets the whole message and returns {summary: text, details: [nodes]}. A test
   // checks that every manifest type has an entry here; anything else is rendered by
-  // renderGeneric.
+  // renderGeneric. This is the only place the feed names an event type: the types it
+  // listens for and the data-kind the stylesheet colours by come from the page's
+  // data-event-types (the manifest's list).
   var RENDERERS = {
     "agent.memory.write": function (event) {
       var data = event.data || {};
@@ -72,7 +74,8 @@
       details.push(kv("scope", scopeChips(event.scope)));
       if (has(data, "kinds") && data.kinds.length) details.push(kv("kinds", data.kinds.join(", ")));
       if (has(data, "record_ids") && data.record_ids.length) {
-        details.push(kv(data.operation === "write" ? "records" : "record", recordLinks(data.record_ids)));
+        var created = data.operation === "write" || data.operation === "supersede";
+        details.push(kv(created ? "records" : "record", recordLinks(data.record_ids)));
       }
       if (has(data, "superseded_ids") && data.superseded_ids.length) {
         details.push(kv("supersedes", recordLinks(data.superseded_ids)));
@@ -81,9 +84,6 @@
       else if (has(data, "reason_chars")) details.push(kv("reason", plural(data.reason_chars, "char")));
       if (has(data, "contents")) details.push(kv("content", data.contents.join(" | ")));
       var operation = data.operation || "write";
-      if (operation === "write" && has(data, "superseded_ids") && data.superseded_ids.length) {
-        operation = "supersede";
-      }
       var verb = { write: "written", supersede: "written", invalidate: "invalidated", delete: "deleted" };
       var summary = operation + " · " + plural(data.count || 0, "record") + " " +
         (verb[operation] || "changed");
@@ -147,9 +147,30 @@
     return { summary: "event", details: details, extra: pre };
   }
 
+  // The event types the server publishes, as the page lists them (event_manifest.json's
+  // event_types); a renderer's types are always included.
+  function manifestTypes() {
+    var types = [];
+    try {
+      types = JSON.parse((feed && feed.dataset.eventTypes) || "[]");
+    } catch (error) {
+      types = [];
+    }
+    if (!Array.isArray(types)) types = [];
+    Object.keys(RENDERERS).forEach(function (type) {
+      if (types.indexOf(type) < 0) types.push(type);
+    });
+    return types;
+  }
+
+  var knownTypes = manifestTypes();
+
+  // data-kind for the stylesheet: the last dotted part of a type the server publishes
+  // and this page renders ("agent.memory.write" -> "write"), "other" for anything else.
   function kindOf(type) {
-    var last = String(type || "").split(".").pop();
-    return RENDERERS[type] && ["write", "search", "recall", "gap"].indexOf(last) >= 0 ? last : "other";
+    var name = String(type || "");
+    if (!RENDERERS[name] || knownTypes.indexOf(name) < 0) return "other";
+    return name.split(".").pop().replace(/[^a-z0-9_-]/gi, "-");
   }
 
   function formatTime(iso) {
@@ -230,19 +251,10 @@
   }
 
   function connect() {
-    var types = [];
-    try {
-      types = JSON.parse(feed.dataset.eventTypes || "[]");
-    } catch (error) {
-      types = [];
-    }
-    Object.keys(RENDERERS).forEach(function (type) {
-      if (types.indexOf(type) < 0) types.push(type);
-    });
     var source = new EventSource(feed.dataset.eventsUrl);
     // Named SSE events only reach listeners registered for their name; unnamed ones
     // arrive as "message".
-    types.forEach(function (type) { source.addEventListener(type, onMessage); });
+    knownTypes.forEach(function (type) { source.addEventListener(type, onMessage); });
     source.addEventListener("message", onMessage);
     source.addEventListener("open", function () { setStatus("connected", "live"); });
     source.addEventListener("error", function () {
@@ -255,7 +267,7 @@
     return source;
   }
 
-  window.RecallstoreLens = { RENDERERS: RENDERERS, renderEvent: renderEvent };
+  window.RecallstoreLens = { RENDERERS: RENDERERS, renderEvent: renderEvent, kindOf: kindOf };
 
   if (feed) {
     var clear = document.getElementById("feed-clear");

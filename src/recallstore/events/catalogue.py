@@ -1,0 +1,324 @@
+"""The catalogue of memory event types: the one place an event type is declared.
+
+Each :class:`EventType` entry names the type, its envelope model, the OpenTelemetry
+attributes read from it (typed getters) and the store calls whose spans carry it.
+Everything else derives from :data:`EVENT_CATALOGUE`: :data:`EVENT_TYPES`,
+:data:`EVENT_MODELS`, the discriminated union behind :func:`parse_event`, the
+attributes ``recallstore.events.otel`` sets (:func:`event_attributes`), the span
+operations (:data:`OPERATION_NAMES`), and ``event_manifest.json`` with
+``docs/events.md`` (``recallstore.events.manifest``). The dashboard's live feed reads
+the type list from the manifest and has one renderer per type.
+
+Span attributes follow the GenAI memory conventions where they exist
+(``gen_ai.operation.name``, ``gen_ai.memory.*``, ``gen_ai.conversation.id``,
+``error.type``); everything else is under ``recallstore.``. Attributes are read from
+the event only, so telemetry never holds more than the event does.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Final, Generic, Literal, TypeVar, cast, get_args
+
+from pydantic import Field, TypeAdapter
+
+from recallstore.events.models import (
+    GAP_EVENT_TYPE,
+    RECALL_EVENT_TYPE,
+    SEARCH_EVENT_TYPE,
+    WRITE_EVENT_TYPE,
+    EventData,
+    MemoryEvent,
+    MemoryRecallEvent,
+    MemorySearchEvent,
+    MemoryWriteEvent,
+    WriteOperation,
+)
+
+__all__ = [
+    "COMMON_ATTRIBUTES",
+    "ERROR_TYPE",
+    "EVENT_CATALOGUE",
+    "EVENT_MODELS",
+    "EVENT_TYPES",
+    "GEN_AI_MEMORY_RECORD_ID",
+    "GEN_AI_OPERATION_NAME",
+    "MEMORY_EVENT_TYPES",
+    "OPERATION_NAMES",
+    "RECALLSTORE_OPERATION",
+    "RECALLSTORE_SCOPE_PREFIX",
+    "SCOPE_ATTRIBUTE_SOURCE",
+    "SPAN_NAME",
+    "AttributeValue",
+    "EventType",
+    "OtelAttribute",
+    "StoreOperation",
+    "catalogue_entry",
+    "event_attributes",
+    "event_parser",
+    "parse_event",
+]
+
+_E = TypeVar("_E", bound=MemoryEvent)
+
+AttributeValue = str | bool | int | float | Sequence[str]
+"""What an OpenTelemetry attribute can hold (a sequence is exported as strings)."""
+
+StoreOperation = Literal[WriteOperation, "search", "get"]
+"""The store calls ``ObservedMemoryStore`` traces: the write operations (the values of
+``agent.memory.write``'s ``data.operation``), ``search``, and ``get`` (which has a span
+but no event)."""
+
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_MEMORY_RECORD_ID: Final = "gen_ai.memory.record.id"
+GEN_AI_MEMORY_RECORD_COUNT: Final = "gen_ai.memory.record.count"
+GEN_AI_MEMORY_QUERY_TEXT: Final = "gen_ai.memory.query.text"
+GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
+ERROR_TYPE: Final = "error.type"
+RECALLSTORE_OPERATION: Final = "recallstore.operation"
+RECALLSTORE_SCOPE_PREFIX: Final = "recallstore.scope."
+SCOPE_ATTRIBUTE_SOURCE: Final = (RECALLSTORE_SCOPE_PREFIX + "<key>", "scope.<key>")
+"""The scope pairs' attribute, as the manifest documents it (one per scope key)."""
+
+OPERATION_NAMES: Final[Mapping[StoreOperation, str]] = {
+    "write": "create_memory",
+    "supersede": "update_memory",
+    "invalidate": "update_memory",
+    "delete": "delete_memory",
+    "search": "search_memory",
+    "get": "search_memory",
+}
+"""``gen_ai.operation.name`` for each store call; the span is named the same."""
+
+SPAN_NAME: Final = "{gen_ai.operation.name}"
+
+
+@dataclass(frozen=True)
+class OtelAttribute(Generic[_E]):
+    """One OpenTelemetry attribute of an event: its name, the event field it is read
+    from (as the manifest documents it) and the typed getter that reads it. A getter
+    returning None leaves the attribute out."""
+
+    name: str
+    source: str
+    read: Callable[[_E], AttributeValue | None]
+
+
+def _only(ids: Sequence[str]) -> str | None:
+    return ids[0] if len(ids) == 1 else None
+
+
+_Common = OtelAttribute[MemoryEvent]
+COMMON_ATTRIBUTES: Final[tuple[OtelAttribute[MemoryEvent], ...]] = (
+    _Common("recallstore.event.id", "id", lambda e: e.id),
+    _Common(GEN_AI_CONVERSATION_ID, "conversation_id", lambda e: e.conversation_id),
+    _Common("recallstore.run_id", "run_id", lambda e: e.run_id),
+)
+"""Attributes every event contributes to its span and log record, besides the scope
+pairs (``recallstore.scope.<key>``, see :func:`event_attributes`)."""
+
+
+@dataclass(frozen=True)
+class EventType(Generic[_E]):
+    """One memory event type: everything the package derives an event type from.
+
+    ``operations`` are the store calls whose span the event is recorded in (empty: the
+    event is emitted as a log record in whatever span is active, ``log_context``).
+    """
+
+    name: str
+    """The event type: the envelope's ``type``, the SSE ``event:`` and the OTel event name."""
+    model: type[_E]
+    """The envelope model; its ``type`` is ``Literal[name]`` and its ``data`` the payload."""
+    attributes: tuple[OtelAttribute[_E], ...]
+    """The OpenTelemetry attributes read from the event, after :data:`COMMON_ATTRIBUTES`."""
+    operations: tuple[StoreOperation, ...] = ()
+    """The store calls that emit this event inside their span."""
+    log_context: str = "the span of the store call"
+    """Where the event's log record is emitted, as the manifest says it."""
+
+    def __post_init__(self) -> None:
+        type_field = self.model.model_fields.get("type")
+        if type_field is None or type_field.default != self.name:
+            raise ValueError(
+                f"event type {self.name!r}: {self.model.__name__}.type must default to "
+                f"{self.name!r}, not {getattr(type_field, 'default', None)!r}"
+            )
+        data = self.model.model_fields["data"].annotation
+        if not (isinstance(data, type) and issubclass(data, EventData)):
+            raise ValueError(
+                f"event type {self.name!r}: {self.model.__name__}.data must be an "
+                f"EventData model, not {data!r}"
+            )
+        unknown = [op for op in self.operations if op not in OPERATION_NAMES]
+        if unknown:
+            raise ValueError(f"event type {self.name!r}: unknown store operations {unknown!r}")
+
+    @property
+    def data_model(self) -> type[EventData]:
+        """The model of the event's ``data`` payload."""
+        return cast(type[EventData], self.model.model_fields["data"].annotation)
+
+
+_Write = OtelAttribute[MemoryWriteEvent]
+_Search = OtelAttribute[MemorySearchEvent]
+_Recall = OtelAttribute[MemoryRecallEvent]
+
+EVENT_CATALOGUE: Final[tuple[EventType[Any], ...]] = (
+    EventType(
+        name=WRITE_EVENT_TYPE,
+        model=MemoryWriteEvent,
+        operations=cast(tuple[StoreOperation, ...], get_args(WriteOperation)),
+        attributes=(
+            _Write(RECALLSTORE_OPERATION, "data.operation", lambda e: e.data.operation),
+            _Write(
+                GEN_AI_MEMORY_RECORD_ID,
+                "data.record_ids[0] (when exactly one)",
+                lambda e: _only(e.data.record_ids),
+            ),
+            _Write(GEN_AI_MEMORY_RECORD_COUNT, "data.count", lambda e: e.data.count),
+            _Write("recallstore.ok", "data.ok", lambda e: e.data.ok),
+            _Write("recallstore.record.ids", "data.record_ids", lambda e: e.data.record_ids),
+            _Write("recallstore.record.kinds", "data.kinds", lambda e: e.data.kinds),
+            _Write(
+                "recallstore.superseded_ids",
+                "data.superseded_ids",
+                lambda e: e.data.superseded_ids,
+            ),
+            _Write("recallstore.reason_chars", "data.reason_chars", lambda e: e.data.reason_chars),
+        ),
+    ),
+    EventType(
+        name=SEARCH_EVENT_TYPE,
+        model=MemorySearchEvent,
+        operations=("search",),
+        attributes=(
+            _Search(GEN_AI_MEMORY_RECORD_COUNT, "data.result_count", lambda e: e.data.result_count),
+            _Search(
+                GEN_AI_MEMORY_QUERY_TEXT,
+                "data.query (only with include_query_text)",
+                lambda e: e.data.query,
+            ),
+            _Search("recallstore.ok", "data.ok", lambda e: e.data.ok),
+            _Search("recallstore.search.mode", "data.mode", lambda e: e.data.mode),
+            _Search(
+                "recallstore.search.query_chars", "data.query_chars", lambda e: e.data.query_chars
+            ),
+            _Search("recallstore.search.kinds", "data.kinds", lambda e: e.data.kinds),
+            _Search("recallstore.search.tags", "data.tags", lambda e: e.data.tags),
+            _Search("recallstore.search.limit", "data.limit", lambda e: e.data.limit),
+            _Search(
+                "recallstore.search.include_invalidated",
+                "data.include_invalidated",
+                lambda e: e.data.include_invalidated,
+            ),
+            _Search(
+                "recallstore.search.include_expired",
+                "data.include_expired",
+                lambda e: e.data.include_expired,
+            ),
+            _Search("recallstore.record.ids", "data.result_ids", lambda e: e.data.result_ids),
+            _Search(
+                "recallstore.search.duration_ms", "data.duration_ms", lambda e: e.data.duration_ms
+            ),
+        ),
+    ),
+    EventType(
+        name=RECALL_EVENT_TYPE,
+        model=MemoryRecallEvent,
+        log_context="the span active when assemble_recall finished",
+        attributes=(
+            _Recall(
+                GEN_AI_MEMORY_RECORD_COUNT,
+                "data.record_ids (length)",
+                lambda e: len(e.data.record_ids),
+            ),
+            _Recall(
+                "recallstore.recall.profile_count",
+                "data.profile_count",
+                lambda e: e.data.profile_count,
+            ),
+            _Recall("recallstore.recall.hit_count", "data.hit_count", lambda e: e.data.hit_count),
+            _Recall("recallstore.record.ids", "data.record_ids", lambda e: e.data.record_ids),
+            _Recall("recallstore.recall.chars", "data.chars", lambda e: e.data.chars),
+            _Recall("recallstore.recall.bytes", "data.bytes", lambda e: e.data.bytes),
+            _Recall(
+                "recallstore.recall.budget_chars",
+                "data.budget_chars",
+                lambda e: e.data.budget_chars,
+            ),
+            _Recall("recallstore.recall.truncated", "data.truncated", lambda e: e.data.truncated),
+            _Recall("recallstore.recall.omitted", "data.omitted", lambda e: e.data.omitted),
+            _Recall(
+                "recallstore.recall.query_chars", "data.query_chars", lambda e: e.data.query_chars
+            ),
+        ),
+    ),
+)
+"""Every memory event type, in publication order. Add an event type here."""
+
+EVENT_MODELS: Final[Mapping[str, type[MemoryEvent]]] = {
+    entry.name: entry.model for entry in EVENT_CATALOGUE
+}
+"""Each memory event type and its envelope model."""
+MEMORY_EVENT_TYPES: Final[tuple[str, ...]] = tuple(EVENT_MODELS)
+"""The memory event types, as published on the bus."""
+EVENT_TYPES: Final[tuple[str, ...]] = (*MEMORY_EVENT_TYPES, GAP_EVENT_TYPE)
+"""Every ``event:`` name the SSE stream can send (the memory events, then ``gap``)."""
+
+_ENTRIES: Final[Mapping[str, EventType[Any]]] = {entry.name: entry for entry in EVENT_CATALOGUE}
+
+
+def catalogue_entry(event_type: str) -> EventType[Any]:
+    """The catalogue entry of ``event_type``; ``KeyError`` names an unknown type."""
+    try:
+        return _ENTRIES[event_type]
+    except KeyError:
+        raise KeyError(
+            f"unknown event type {event_type!r}; known: {', '.join(MEMORY_EVENT_TYPES)}"
+        ) from None
+
+
+def event_parser(catalogue: Iterable[EventType[Any]] = EVENT_CATALOGUE) -> TypeAdapter[MemoryEvent]:
+    """A validator for any event of ``catalogue``: a union discriminated by ``type``."""
+    models = tuple(entry.model for entry in catalogue)
+    if not models:
+        raise ValueError("an event parser needs at least one event type")
+    union: Any = typing.Union[models] if len(models) > 1 else models[0]  # noqa: UP007
+    return TypeAdapter(cast(Any, Annotated[union, Field(discriminator="type")]))
+
+
+_ANY_EVENT: Final = event_parser()
+
+
+def parse_event(value: str | bytes | Mapping[str, Any]) -> MemoryEvent:
+    """Parse an event of any catalogued type from its JSON text (an SSE ``data:`` line)
+    or a dict; a ``pydantic.ValidationError`` names an unknown type or a bad field."""
+    if isinstance(value, (str, bytes)):
+        return _ANY_EVENT.validate_json(value)
+    return _ANY_EVENT.validate_python(value)
+
+
+def _attribute_value(value: AttributeValue | None) -> AttributeValue | None:
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    return [str(item) for item in value]
+
+
+def event_attributes(
+    event: MemoryEvent, *, include_scope: bool = True
+) -> dict[str, AttributeValue]:
+    """The OpenTelemetry attributes of ``event`` for its span and log record: the common
+    ones, its catalogue entry's, and (with ``include_scope``) one per scope pair."""
+    attributes: dict[str, AttributeValue] = {}
+    entry = catalogue_entry(event.type)
+    for attribute in (*COMMON_ATTRIBUTES, *entry.attributes):
+        value = _attribute_value(attribute.read(event))
+        if value is not None:
+            attributes[attribute.name] = value
+    if include_scope:
+        for key, value in event.scope.items():
+            attributes[RECALLSTORE_SCOPE_PREFIX + key] = value
+    return attributes
