@@ -45,9 +45,7 @@ _B = 0.75
 class InMemoryMemoryStore(StoreLifecycle):
     """A process-local ``MemoryStore``; everything is lost when the process exits."""
 
-    def __init__(
-        self, *, clock: Clock = utc_now, ids: Callable[[], str] = new_record_id
-    ) -> None:
+    def __init__(self, *, clock: Clock = utc_now, ids: Callable[[], str] = new_record_id) -> None:
         self._clock = MonotonicClock(clock)
         self._ids = ids
         self._now = clock
