@@ -7,7 +7,7 @@ bundled SQLite FTS5 store, and observable over SSE and OpenTelemetry.
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
-from recallstore.capability import MemoryCapability, MemoryInstance
+from recallstore.capability import MemoryCapability, MemoryInstance, memory_prompt
 from recallstore.context import CallContext, call_context, current_call_context
 from recallstore.errors import (
     ConfigurationError,
@@ -105,5 +105,6 @@ __all__ = [
     "current_call_context",
     "load_memory_store",
     "mcp_tool",
+    "memory_prompt",
     "openai_tool",
 ]
