@@ -20,6 +20,7 @@ from recallstore.recall import (
     Recall,
     assemble_recall,
 )
+from recallstore.records import MemorySearchQuery
 from recallstore.store import MemoryStore
 from recallstore.toolbox import MemoryToolbox
 
@@ -173,6 +174,7 @@ async def memory_prompt(
     ``.instantiate(scope, ...).instructions`` — put it in a system prompt, or pin it with
     a snapshot test. ``scope`` must be non-empty (ConfigurationError otherwise).
     """
+    scope = MemorySearchQuery(scope=dict(scope)).scope  # names a bad key or value
     if not scope:
         raise ConfigurationError(
             "memory_prompt needs a non-empty scope (e.g. {'user': 'u_42'}); "
