@@ -109,14 +109,12 @@ EXPECTED_SNAPSHOTS = {
 AHEAD, BEHIND = "AHEAD-14", "BEHIND+12"
 
 
-@pytest.fixture(scope="module")
-def venv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtualenv with nothing but ``recallstore[testing]`` installed."""
-    venv = tmp_path_factory.mktemp("user-venv")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
+def fresh_venv(folder: Path, *requirements: str) -> Path:
+    """The python of a new virtualenv in ``folder`` with only ``requirements`` installed."""
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=300)
+    python = folder / "bin" / "python"
     installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", f"{REPO}[testing]"],
+        [str(python), "-m", "pip", "install", "--quiet", *requirements],
         capture_output=True,
         text=True,
         timeout=600,
@@ -124,6 +122,12 @@ def venv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert installed.returncode == 0, installed.stderr
     return python
+
+
+@pytest.fixture(scope="module")
+def venv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtualenv with nothing but ``recallstore[testing]`` installed."""
+    return fresh_venv(tmp_path_factory.mktemp("user-venv"), f"{REPO}[testing]")
 
 
 def user_env(tz: str) -> dict[str, str]:
@@ -246,3 +250,21 @@ def test_user_project_pins_its_prompts_with_the_plugin(venv_python: Path, tmp_pa
     assert now[f"{folder}test_recall_block.md"] == written[f"{folder}test_recall_block.md"].replace(
         b"window seats", b"aisle seats"
     )
+
+
+def test_without_the_testing_extra_the_project_still_runs_its_tests(tmp_path: Path) -> None:
+    """The entry point is installed with the package, extra or not: it must not break pytest."""
+    python = fresh_venv(tmp_path / "venv", str(REPO), "pytest")
+    for missing in ("syrupy", "pytest_asyncio", "hypothesis"):
+        probe = subprocess.run([str(python), "-c", f"import {missing}"], capture_output=True)
+        assert probe.returncode != 0, missing
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    (project / "tests" / "test_plain.py").write_text("def test_plain():\n    assert 1 + 1 == 2\n")
+    (project / "tests" / "test_prompt.py").write_text(
+        "def test_prompt(prompt_snapshot):\n    assert 'x' == prompt_snapshot\n"
+    )
+    result = run_pytest(python, project, "UTC")
+    assert "1 passed, 1 error" in result.stdout, result.stdout + result.stderr
+    assert "the prompt_snapshot fixture needs the 'testing' extra" in result.stdout
+    assert "pip install 'recallstore[testing]'" in result.stdout
