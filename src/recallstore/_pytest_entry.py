@@ -16,30 +16,18 @@ import pytest
 from recallstore.errors import MissingDependencyError
 
 _TESTING_EXTRA = ("syrupy", "pytest_asyncio", "hypothesis")
+_PLUGIN_FIXTURES = ("memory_clock", "memory_store", "sqlite_memory_store", "prompt_snapshot")
 
 if all(find_spec(name) is not None for name in _TESTING_EXTRA):
     pytest_plugins = ["recallstore.testing.pytest_plugin"]
 else:
 
-    def _missing_extra(fixture: str) -> NoReturn:
-        raise MissingDependencyError(f"the {fixture} fixture", "testing")
+    def _needs_the_extra(name: str) -> object:
+        @pytest.fixture(name=name)
+        def fixture() -> NoReturn:
+            raise MissingDependencyError(f"the {name} fixture", "testing")
 
-    @pytest.fixture
-    def memory_clock() -> NoReturn:
-        """Needs ``pip install 'recallstore[testing]'``."""
-        _missing_extra("memory_clock")
+        return fixture
 
-    @pytest.fixture
-    def memory_store() -> NoReturn:
-        """Needs ``pip install 'recallstore[testing]'``."""
-        _missing_extra("memory_store")
-
-    @pytest.fixture
-    def sqlite_memory_store() -> NoReturn:
-        """Needs ``pip install 'recallstore[testing]'``."""
-        _missing_extra("sqlite_memory_store")
-
-    @pytest.fixture
-    def prompt_snapshot() -> NoReturn:
-        """Needs ``pip install 'recallstore[testing]'``."""
-        _missing_extra("prompt_snapshot")
+    for _name in _PLUGIN_FIXTURES:
+        globals()[f"_{_name}"] = _needs_the_extra(_name)

@@ -6,26 +6,14 @@ committed beside them, and a changed prompt fails them.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
+RunPytest = Callable[..., subprocess.CompletedProcess[str]]
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "prompt_snapshot"
-
-
-def run_example_tests(folder: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"PYTEST_ADDOPTS", "PYTHONPATH"}}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"],
-        cwd=folder,
-        env={**env, "PYTHONDONTWRITEBYTECODE": "1", "TZ": "NZST-12"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def files_in(folder: Path) -> dict[str, bytes]:
@@ -36,25 +24,25 @@ def files_in(folder: Path) -> dict[str, bytes]:
     }
 
 
-def test_example_passes_against_its_committed_snapshots() -> None:
+def test_example_passes_against_its_committed_snapshots(run_pytest: RunPytest) -> None:
     before = files_in(EXAMPLE)
     assert {name for name in before if name.startswith("snapshots/")} == {
         "snapshots/test_agent_prompt/test_new_user.md",
         "snapshots/test_agent_prompt/test_returning_user.md",
         "snapshots/test_agent_prompt/test_tool_schemas.md",
     }
-    result = run_example_tests(EXAMPLE)
+    result = run_pytest(EXAMPLE, env={"TZ": "NZST-12"})
     assert result.returncode == 0, result.stdout + result.stderr
     assert "3 snapshots passed." in result.stdout
     assert files_in(EXAMPLE) == before  # the run wrote nothing
 
 
-def test_example_fails_when_the_prompt_changes(tmp_path: Path) -> None:
+def test_example_fails_when_the_prompt_changes(tmp_path: Path, run_pytest: RunPytest) -> None:
     copy = tmp_path / "prompt_snapshot"
     shutil.copytree(EXAMPLE, copy)
     agent = copy / "agent.py"
     agent.write_text(agent.read_text().replace("Answer briefly", "Answer at length"))
-    result = run_example_tests(copy)
+    result = run_pytest(copy, env={"TZ": "NZST-12"})
     assert result.returncode == 1
     assert "2 snapshots failed. 1 snapshot passed." in result.stdout
     assert "- You are Wanderer, a travel assistant. Answer briefly" in result.stdout

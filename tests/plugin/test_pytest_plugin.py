@@ -1,12 +1,12 @@
-"""The pytest plugin in a project's own pytest runs: where snapshots go, what they hold,
-and that a project without the ``testing`` extra still runs its tests."""
+"""The pytest plugin in a project's own pytest runs: where snapshots go, what they hold."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+
+RunPytest = Callable[..., subprocess.CompletedProcess[str]]
 
 PROMPT_TEST = """\
 def test_prompt(prompt_snapshot):
@@ -22,24 +22,11 @@ def write_project(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def run_pytest(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"PYTEST_ADDOPTS", "PYTHONPATH"}}
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-        cwd=project,
-        env={**env, "PYTHONDONTWRITEBYTECODE": "1"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def snapshot_paths(project: Path) -> set[str]:
     return {p.relative_to(project).as_posix() for p in project.rglob("*.md")}
 
 
-def test_snapshots_mirror_the_testpaths_folders(tmp_path: Path) -> None:
+def test_snapshots_mirror_the_testpaths_folders(tmp_path: Path, run_pytest: RunPytest) -> None:
     project = write_project(
         tmp_path,
         {
@@ -57,7 +44,9 @@ def test_snapshots_mirror_the_testpaths_folders(tmp_path: Path) -> None:
     assert (project / "snapshots/test_top/test_prompt.md").read_text() == "line one\nline two\n"
 
 
-def test_without_testpaths_snapshots_mirror_the_rootdir(tmp_path: Path) -> None:
+def test_without_testpaths_snapshots_mirror_the_rootdir(
+    tmp_path: Path, run_pytest: RunPytest
+) -> None:
     project = write_project(
         tmp_path, {"pytest.ini": "[pytest]\n", "tests/test_top.py": PROMPT_TEST}
     )
@@ -65,7 +54,7 @@ def test_without_testpaths_snapshots_mirror_the_rootdir(tmp_path: Path) -> None:
     assert snapshot_paths(project) == {"snapshots/tests/test_top/test_prompt.md"}
 
 
-def test_the_snapshot_folder_is_configurable(tmp_path: Path) -> None:
+def test_the_snapshot_folder_is_configurable(tmp_path: Path, run_pytest: RunPytest) -> None:
     project = write_project(
         tmp_path,
         {
@@ -80,7 +69,9 @@ def test_the_snapshot_folder_is_configurable(tmp_path: Path) -> None:
     assert run_pytest(project).returncode == 0
 
 
-def test_json_data_is_a_fenced_block_and_other_data_a_clear_error(tmp_path: Path) -> None:
+def test_json_data_is_a_fenced_block_and_other_data_a_clear_error(
+    tmp_path: Path, run_pytest: RunPytest
+) -> None:
     project = write_project(
         tmp_path,
         {

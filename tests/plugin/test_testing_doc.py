@@ -4,14 +4,14 @@ passes in a project of its own and produces the snapshot file the page says it d
 from __future__ import annotations
 
 import importlib
-import os
 import re
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+RunPytest = Callable[..., subprocess.CompletedProcess[str]]
 DOC = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
 
 
@@ -43,23 +43,18 @@ def test_fixture_table_names_the_plugins_fixtures() -> None:
     documented = set(re.findall(r"^\| `(\w+)` \|", DOC.read_text(encoding="utf-8"), re.M))
     public = {name for name in pytest_plugin.__all__ if not name.isupper() and name[0].islower()}
     assert documented == public
+    # Without the testing extra, the entry point stands in for exactly these fixtures.
+    from recallstore import _pytest_entry
+
+    assert set(_pytest_entry._PLUGIN_FIXTURES) == public
 
 
-def test_the_test_sample_runs_in_a_project(tmp_path: Path) -> None:
+def test_the_test_sample_runs_in_a_project(tmp_path: Path, run_pytest: RunPytest) -> None:
     sample = python_blocks()[0]
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_agent_prompt.py").write_text(sample)
     (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n")
-    env = {k: v for k, v in os.environ.items() if k not in {"PYTEST_ADDOPTS", "PYTHONPATH"}}
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--snapshot-update"],
-        cwd=tmp_path,
-        env={**env, "PYTHONDONTWRITEBYTECODE": "1"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_pytest(tmp_path, "--snapshot-update")
     assert result.returncode == 0, result.stdout + result.stderr
     snapshot = tmp_path / "snapshots" / "test_agent_prompt" / "test_returning_user.md"
     assert "`snapshots/test_agent_prompt/test_returning_user.md`" in DOC.read_text()

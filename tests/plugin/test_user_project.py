@@ -14,10 +14,12 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+RunPytest = Callable[..., subprocess.CompletedProcess[str]]
 REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
@@ -130,29 +132,6 @@ def venv_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return fresh_venv(tmp_path_factory.mktemp("user-venv"), f"{REPO}[testing]")
 
 
-def user_env(tz: str) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"PYTHONPATH", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "VIRTUAL_ENV"}
-    }
-    return {**env, "TZ": tz, "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1"}
-
-
-def run_pytest(
-    python: Path, project: Path, tz: str, *args: str
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(python), "-m", "pytest", "-p", "no:cacheprovider", *args],
-        cwd=project,
-        env=user_env(tz),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-
-
 def snapshot_files(project: Path) -> dict[str, bytes]:
     return {
         path.relative_to(project).as_posix(): path.read_bytes()
@@ -169,7 +148,9 @@ def modification_times(project: Path) -> dict[str, int]:
     }
 
 
-def test_user_project_pins_its_prompts_with_the_plugin(venv_python: Path, tmp_path: Path) -> None:
+def test_user_project_pins_its_prompts_with_the_plugin(
+    venv_python: Path, tmp_path: Path, run_pytest: RunPytest
+) -> None:
     project = tmp_path / "travel-agent"
     (project / "tests").mkdir(parents=True)
     (project / "pyproject.toml").write_text(PYPROJECT)
@@ -181,7 +162,7 @@ def test_user_project_pins_its_prompts_with_the_plugin(venv_python: Path, tmp_pa
     offsets = [
         subprocess.run(
             [str(venv_python), "-c", "import time; print(time.strftime('%z'))"],
-            env=user_env(tz),
+            env={**os.environ, "TZ": tz},
             capture_output=True,
             text=True,
             check=True,
@@ -192,16 +173,16 @@ def test_user_project_pins_its_prompts_with_the_plugin(venv_python: Path, tmp_pa
     assert offsets == ["+1400", "-1200"]
 
     # Written from scratch twice, in fresh processes 26 hours apart in local time.
-    first = run_pytest(venv_python, project, AHEAD, "--snapshot-update")
+    first = run_pytest(project, "--snapshot-update", python=venv_python, env={"TZ": AHEAD})
     assert first.returncode == 0, first.stdout + first.stderr
     assert "5 snapshots generated" in first.stdout
     written = snapshot_files(project)
     assert set(written) == EXPECTED_SNAPSHOTS
     shutil.rmtree(project / "snapshots")
-    second = run_pytest(venv_python, project, BEHIND, "--snapshot-update")
+    second = run_pytest(project, "--snapshot-update", python=venv_python, env={"TZ": BEHIND})
     assert second.returncode == 0, second.stdout + second.stderr
     assert snapshot_files(project) == written
-    checked = run_pytest(venv_python, project, "UTC")
+    checked = run_pytest(project, python=venv_python, env={"TZ": "UTC"})
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "5 snapshots passed" in checked.stdout
     assert not list(project.rglob("__snapshots__"))
@@ -225,7 +206,7 @@ def test_user_project_pins_its_prompts_with_the_plugin(venv_python: Path, tmp_pa
     # Changing one saved memory fails the run with a readable diff, and writes nothing.
     before = modification_times(project)
     test_file.write_text(TESTS.replace("window seats", "aisle seats"))
-    failed = run_pytest(venv_python, project, AHEAD)
+    failed = run_pytest(project, python=venv_python, env={"TZ": AHEAD})
     assert failed.returncode == 1, failed.stdout + failed.stderr
     report = failed.stdout
     assert "1 failed, 4 passed" in report
@@ -239,7 +220,7 @@ def test_user_project_pins_its_prompts_with_the_plugin(venv_python: Path, tmp_pa
     assert modification_times(project) == before
 
     # --snapshot-update rewrites exactly that file.
-    updated = run_pytest(venv_python, project, BEHIND, "--snapshot-update")
+    updated = run_pytest(project, "--snapshot-update", python=venv_python, env={"TZ": BEHIND})
     assert updated.returncode == 0, updated.stdout + updated.stderr
     assert "1 snapshot updated" in updated.stdout
     now = snapshot_files(project)
@@ -252,7 +233,9 @@ def test_user_project_pins_its_prompts_with_the_plugin(venv_python: Path, tmp_pa
     )
 
 
-def test_without_the_testing_extra_the_project_still_runs_its_tests(tmp_path: Path) -> None:
+def test_without_the_testing_extra_the_project_still_runs_its_tests(
+    tmp_path: Path, run_pytest: RunPytest
+) -> None:
     """The entry point is installed with the package, extra or not: it must not break pytest."""
     python = fresh_venv(tmp_path / "venv", str(REPO), "pytest")
     for missing in ("syrupy", "pytest_asyncio", "hypothesis"):
@@ -264,7 +247,7 @@ def test_without_the_testing_extra_the_project_still_runs_its_tests(tmp_path: Pa
     (project / "tests" / "test_prompt.py").write_text(
         "def test_prompt(prompt_snapshot):\n    assert 'x' == prompt_snapshot\n"
     )
-    result = run_pytest(python, project, "UTC")
+    result = run_pytest(project, python=python, env={"TZ": "UTC"})
     assert "1 passed, 1 error" in result.stdout, result.stdout + result.stderr
     assert "the prompt_snapshot fixture needs the 'testing' extra" in result.stdout
     assert "pip install 'recallstore[testing]'" in result.stdout
