@@ -1,39 +1,50 @@
-"""Snapshot configuration: syrupy writes one readable text file per snapshot.
+"""Helpers for the whole suite; snapshots come from recallstore's own pytest plugin.
 
-Snapshots live in the repository's top-level ``snapshots/`` folder, under the test's
-folder and file name (``snapshots/agent/test_prompt/test_manual.md``), so a prompt
-change shows up in review as a plain text diff. Snapshots no test uses fail the run
-(syrupy's default). Update them with ``.venv/bin/pytest tests/agent --snapshot-update``.
+Snapshots go through the plugin as they do in a user's project: the plugin
+(``recallstore.testing.pytest_plugin``, loaded by its ``pytest11`` entry point) gives the
+``prompt_snapshot`` fixture: one readable text file per snapshot under the
+top-level ``snapshots/`` folder, mirroring ``tests/``
+(``snapshots/agent/test_prompt/test_manual_snapshot.md``), so a prompt change shows up in
+review as a plain text diff. Snapshots no test uses fail the run (syrupy's default).
+Update them with ``.venv/bin/pytest tests/agent --snapshot-update``.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
-from syrupy.assertion import SnapshotAssertion
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
-from syrupy.location import PyTestLocation
 
-_TESTS = Path(__file__).resolve().parent
-SNAPSHOTS = _TESTS.parent / "snapshots"
+RunPytest = Callable[..., subprocess.CompletedProcess[str]]
+
+# Settings of this run that must not leak into a project's own pytest run.
+_OUR_SETTINGS = {"PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "VIRTUAL_ENV"}
 
 
-class TextSnapshotExtension(SingleFileSnapshotExtension):
-    """One UTF-8 Markdown file per snapshot, under the top-level snapshots/ folder."""
-
-    _write_mode = WriteMode.TEXT
-    file_extension = "md"
-
-    @classmethod
-    def dirname(cls, *, test_location: PyTestLocation) -> str:
-        """``snapshots/<test folder relative to tests/>/<test file stem>``."""
-        test_file = Path(test_location.filepath).resolve()
-        folder = test_file.parent.relative_to(_TESTS)
-        return str(SNAPSHOTS / folder / test_location.basename)
+def _run_pytest(
+    project: Path,
+    *args: str,
+    python: str | os.PathLike[str] = sys.executable,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """pytest in a fresh process in ``project``, as that project's user runs it."""
+    inherited = {k: v for k, v in os.environ.items() if k not in _OUR_SETTINGS}
+    return subprocess.run(
+        [str(python), "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=project,
+        env={**inherited, "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1", **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 @pytest.fixture
-def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
-    """syrupy's ``snapshot``, writing readable text files into snapshots/."""
-    return snapshot.use_extension(TextSnapshotExtension)
+def run_pytest() -> RunPytest:
+    """Runs pytest in another project folder: ``run_pytest(folder, *args, python=, env=)``."""
+    return _run_pytest

@@ -8,7 +8,7 @@ from recallstore._version import __version__
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
-from recallstore.capability import MemoryCapability, MemoryInstance
+from recallstore.capability import MemoryCapability, MemoryInstance, memory_prompt
 from recallstore.chain import ChainLink, SupersedeChain, supersede_chain
 from recallstore.context import CallContext, call_context, current_call_context
 from recallstore.errors import (
@@ -116,6 +116,7 @@ __all__ = [
     "format_scope",
     "load_memory_store",
     "mcp_tool",
+    "memory_prompt",
     "openai_tool",
     "parse_scope_text",
     "render_recall",

@@ -2,7 +2,8 @@
 
 Configure it once with a store and the session-scope fields that partition memory;
 call :meth:`MemoryCapability.instantiate` when a conversation starts to get that
-conversation's toolbox and recall, bound to its scope.
+conversation's toolbox and recall, bound to its scope. :func:`memory_prompt` gives the
+same turn-1 prompt text without the plumbing, e.g. to snapshot-test it.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from recallstore.recall import (
     Recall,
     assemble_recall,
 )
+from recallstore.records import MemorySearchQuery
 from recallstore.store import MemoryStore
 from recallstore.toolbox import MemoryToolbox
 from recallstore.toolset import MEMORY_TOOLS, MemoryToolSpec, check_toolset
 
-__all__ = ["MemoryCapability", "MemoryInstance"]
+__all__ = ["MemoryCapability", "MemoryInstance", "memory_prompt"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +48,7 @@ class MemoryInstance:
     @property
     def instructions(self) -> str:
         """The manual followed by the recall block (when there is one), ready for a prompt."""
-        if self.recall_block is None:
-            return self.manual
-        return f"{self.manual}\n\n{self.recall_block}"
+        return _instructions(self.manual, self.recall_block)
 
 
 class MemoryCapability:
@@ -121,7 +121,26 @@ class MemoryCapability:
         run_id: str | None = None,
     ) -> MemoryInstance:
         """The toolbox and turn-1 recall for one conversation of a session."""
-        scope = self.scope_for(session_scope)
+        toolbox, recall, recall_block = await self._turn_one(
+            self.scope_for(session_scope), first_user_text, conversation_id, run_id
+        )
+        return MemoryInstance(
+            scope=toolbox.scope,
+            conversation_id=conversation_id,
+            run_id=run_id,
+            toolbox=toolbox,
+            recall=recall,
+            recall_block=recall_block,
+        )
+
+    async def _turn_one(
+        self,
+        scope: dict[str, str],
+        first_user_text: str,
+        conversation_id: str | None,
+        run_id: str | None,
+    ) -> tuple[MemoryToolbox, Recall, str | None]:
+        """The toolbox, the recall and its rendered block: what both public paths share."""
         toolbox = MemoryToolbox(
             self.store,
             scope,
@@ -140,11 +159,46 @@ class MemoryCapability:
             conversation_id=conversation_id,
             run_id=run_id,
         )
-        return MemoryInstance(
-            scope=toolbox.scope,
-            conversation_id=conversation_id,
-            run_id=run_id,
-            toolbox=toolbox,
-            recall=recall,
-            recall_block=render_recall(recall),
+        return toolbox, recall, render_recall(recall)
+
+
+async def memory_prompt(
+    store: MemoryStore,
+    scope: Mapping[str, str],
+    first_user_text: str,
+    *,
+    budget_chars: int = DEFAULT_BUDGET_CHARS,
+    recall_limit: int = DEFAULT_RECALL_LIMIT,
+    profile_limit: int = DEFAULT_PROFILE_LIMIT,
+    conversation_id: str | None = None,
+    run_id: str | None = None,
+) -> str:
+    """The turn-1 memory part of a system prompt: the Manual, then the recall block.
+
+    The same text as ``MemoryCapability(store, scope_fields=scope.keys(), ...)``
+    ``.instantiate(scope, ...).instructions`` — put it in a system prompt, or pin it with
+    a snapshot test. ``scope`` must be non-empty (ConfigurationError otherwise).
+    """
+    scope = MemorySearchQuery(scope=dict(scope)).scope  # names a bad key or value
+    if not scope:
+        raise ConfigurationError(
+            "memory_prompt needs a non-empty scope (e.g. {'user': 'u_42'}); "
+            "an unscoped recall would show every user's memories"
         )
+    capability = MemoryCapability(
+        store,
+        scope_fields=tuple(scope),
+        budget_chars=budget_chars,
+        recall_limit=recall_limit,
+        profile_limit=profile_limit,
+    )
+    toolbox, _, recall_block = await capability._turn_one(
+        capability.scope_for(scope), first_user_text, conversation_id, run_id
+    )
+    return _instructions(toolbox.manual, recall_block)
+
+
+def _instructions(manual: str, recall_block: str | None) -> str:
+    if recall_block is None:
+        return manual
+    return f"{manual}\n\n{recall_block}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -29,6 +30,7 @@ __all__ = [
     "SupportsExportRecords",
     "SupportsImportRecords",
     "check_import_batch",
+    "deterministic_ids",
     "is_storable_id",
     "new_record_id",
     "newest_timestamp",
@@ -152,6 +154,33 @@ def new_record_id() -> str:
             _last_id_random = int.from_bytes(os.urandom(10), "big") >> 1
         _last_id_ms = now_ms
         value = (now_ms << 80) | (_last_id_random & ((1 << 80) - 1))
+    return _ulid_text(value)
+
+
+def deterministic_ids(seed: int = 0) -> Callable[[], str]:
+    """A repeatable source of record ids for tests: pass it to a store as ``ids=``.
+
+    The same ``seed`` gives the same sequence in every process. Ids have
+    :func:`new_record_id`'s layout and each sorts after the previous one, so recency
+    tie-breaks behave as they do with real ids.
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"deterministic_ids seed must be an int, got {seed!r}")
+    rng = random.Random(seed)
+    counter = 0
+    lock = threading.Lock()
+
+    def next_id() -> str:
+        nonlocal counter
+        with lock:
+            counter += 1
+            # The counter takes the time field, so ids are strictly increasing.
+            return _ulid_text((counter << 80) | rng.getrandbits(80))
+
+    return next_id
+
+
+def _ulid_text(value: int) -> str:
     chars = []
     for _ in range(26):
         chars.append(_CROCKFORD[value & 31])

@@ -75,29 +75,29 @@ HOSTILE = [
 ]
 
 
-def test_manual_snapshot(snapshot: SnapshotAssertion) -> None:
+def test_manual_snapshot(prompt_snapshot: SnapshotAssertion) -> None:
     manual = Manual.render()
     for rule in ("Search before saving", "supersedes", "memory_invalidate", "Never save secrets"):
         assert rule in manual
-    assert manual == snapshot
+    assert manual == prompt_snapshot
 
 
-def test_no_recall_renders_nothing(snapshot: SnapshotAssertion) -> None:
+def test_no_recall_renders_nothing(prompt_snapshot: SnapshotAssertion) -> None:
     empty = recall_of([], [])
     assert render(None) is None
     assert render(empty) is None
-    assert snapshot == "(nothing rendered)"
+    assert prompt_snapshot == "(nothing rendered)"
 
 
-def test_profile_only_block(snapshot: SnapshotAssertion) -> None:
+def test_profile_only_block(prompt_snapshot: SnapshotAssertion) -> None:
     block = render(recall_of(PROFILE, []))
     assert block is not None
     assert "Profile:" in block
     assert "Relevant to this conversation:" not in block
-    assert block == snapshot
+    assert block == prompt_snapshot
 
 
-def test_mixed_block_puts_profile_first(snapshot: SnapshotAssertion) -> None:
+def test_mixed_block_puts_profile_first(prompt_snapshot: SnapshotAssertion) -> None:
     block = render(recall_of(PROFILE, HITS))
     assert block is not None
     lines = block.splitlines()
@@ -107,10 +107,10 @@ def test_mixed_block_puts_profile_first(snapshot: SnapshotAssertion) -> None:
     assert entry_ids == ["rec01", "rec02", "rec03", "rec04", "rec05"]
     assert "- [2026-03-04 fact id=rec04] Ana's home city is Lisbon" in block
     assert "omitted" not in block
-    assert block == snapshot
+    assert block == prompt_snapshot
 
 
-def test_truncated_block_says_how_many_were_omitted(snapshot: SnapshotAssertion) -> None:
+def test_truncated_block_says_how_many_were_omitted(prompt_snapshot: SnapshotAssertion) -> None:
     block = render(recall_of(PROFILE[:1], HITS[:1], omitted=3))
     assert block is not None
     assert "[3 more memories were omitted to fit the recall budget" in block
@@ -118,7 +118,7 @@ def test_truncated_block_says_how_many_were_omitted(snapshot: SnapshotAssertion)
     single = render(recall_of([], HITS[:1], omitted=1))
     assert single is not None
     assert "[1 more memory was omitted" in single
-    assert block == snapshot
+    assert block == prompt_snapshot
 
 
 def test_everything_omitted_still_says_so() -> None:
@@ -151,7 +151,7 @@ def assert_block_is_intact(block: str, recall: Recall) -> None:
         assert not {"<", ">"} & set(unicodedata.normalize("NFKC", line))  # no look-alikes
 
 
-def test_hostile_content_renders_harmlessly(snapshot: SnapshotAssertion) -> None:
+def test_hostile_content_renders_harmlessly(prompt_snapshot: SnapshotAssertion) -> None:
     recall = recall_of(HOSTILE[:1], HOSTILE[1:])
     block = render(recall)
     assert block is not None
@@ -167,7 +167,7 @@ def test_hostile_content_renders_harmlessly(snapshot: SnapshotAssertion) -> None
     assert "\x1b" not in block
     assert "\x07" not in block
     assert "&amp;lt;already escaped&amp;gt;" in block
-    assert block == snapshot
+    assert block == prompt_snapshot
 
 
 def test_lookalike_brackets_and_invisible_characters_are_neutralised() -> None:

@@ -174,10 +174,12 @@ def test_no_tool_schema_offers_a_scope() -> None:
 
 @pytest.mark.parametrize("export", ["openai", "anthropic", "mcp"])
 @pytest.mark.parametrize("name", list(TOOLS))
-def test_exported_schema_snapshot(name: str, export: str, snapshot: SnapshotAssertion) -> None:
+def test_exported_schema_snapshot(
+    name: str, export: str, prompt_snapshot: SnapshotAssertion
+) -> None:
     exporter = {"openai": openai_tool, "anthropic": anthropic_tool, "mcp": mcp_tool}[export]
-    text = json.dumps(exporter(TOOLS[name]), indent=2, ensure_ascii=False)
-    assert f"```json\n{text}\n```\n" == snapshot
+    # JSON data is stored as an indented, fenced json block.
+    assert exporter(TOOLS[name]) == prompt_snapshot
 
 
 class _EchoArguments(ToolArguments):

@@ -176,8 +176,8 @@ async def test_a_fifth_tool_appears_in_every_export_and_the_manual(store: Memory
     )
 
 
-def test_manual_with_a_fifth_tool_snapshot(snapshot: SnapshotAssertion) -> None:
-    assert Manual.render(FIVE_TOOLS) == snapshot
+def test_manual_with_a_fifth_tool_snapshot(prompt_snapshot: SnapshotAssertion) -> None:
+    assert Manual.render(FIVE_TOOLS) == prompt_snapshot
 
 
 async def test_a_fifth_tool_reaches_only_the_bound_scope(store: MemoryStore) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
 from recallstore._text import query_terms, tokenize
 from recallstore.errors import MemoryConflictError, MemoryNotFoundError, StoreUnavailableError
@@ -45,8 +45,9 @@ _B = 0.75
 class InMemoryMemoryStore(StoreLifecycle):
     """A process-local ``MemoryStore``; everything is lost when the process exits."""
 
-    def __init__(self, *, clock: Clock = utc_now) -> None:
+    def __init__(self, *, clock: Clock = utc_now, ids: Callable[[], str] = new_record_id) -> None:
         self._clock = MonotonicClock(clock)
+        self._ids = ids
         self._now = clock
         self._records: dict[str, MemoryRecord] = {}
         self._tokens: dict[str, Counter[str]] = {}
@@ -117,7 +118,7 @@ class InMemoryMemoryStore(StoreLifecycle):
             updates: dict[str, MemoryRecord] = {}
             for inp in inputs:
                 now = self._clock()
-                record = record_from_input(inp, record_id=new_record_id(), now=now)
+                record = record_from_input(inp, record_id=self._ids(), now=now)
                 created.append(record)
                 if inp.supersedes is not None:
                     old = self._records[inp.supersedes]

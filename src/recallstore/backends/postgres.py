@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +134,7 @@ class PostgresMemoryStore(StoreLifecycle):
         *,
         schema: str = "recallstore",
         clock: Clock = utc_now,
+        ids: Callable[[], str] = new_record_id,
         min_connections: int = 1,
         max_connections: int = 8,
     ) -> None:
@@ -148,6 +149,7 @@ class PostgresMemoryStore(StoreLifecycle):
         self._config = f"'{schema}.memory_text'::regconfig"
         self._clock = MonotonicClock(clock)
         self._now = clock
+        self._ids = ids
         self._pool_size = (min_connections, max_connections)
         self._pool: AsyncConnectionPool[Any] | None = None
         self._insert_sql = (
@@ -361,7 +363,7 @@ class PostgresMemoryStore(StoreLifecycle):
             created: list[MemoryRecord] = []
             for inp in inputs:
                 now = self._clock()
-                record = record_from_input(inp, record_id=new_record_id(), now=now)
+                record = record_from_input(inp, record_id=self._ids(), now=now)
                 await conn.execute(self._insert_sql, _row_params(record))
                 if inp.supersedes is not None:
                     await conn.execute(

@@ -16,7 +16,7 @@ import asyncio
 import json
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
@@ -85,6 +85,7 @@ class SqliteMemoryStore(StoreLifecycle):
         path: str | os.PathLike[str],
         *,
         clock: Clock = utc_now,
+        ids: Callable[[], str] = new_record_id,
         _tokenizer: Literal["porter", "unicode61"] = schema.DEFAULT_TOKENIZER,
         _synchronous: Literal["FULL", "NORMAL"] = "FULL",
     ) -> None:
@@ -98,6 +99,7 @@ class SqliteMemoryStore(StoreLifecycle):
         self.path = Path(path).expanduser().absolute()
         self._now = clock
         self._clock = MonotonicClock(clock)
+        self._ids = ids
         self._tokenizer = _tokenizer
         self._synchronous = _synchronous
         self._conn: aiosqlite.Connection | None = None
@@ -276,7 +278,7 @@ class SqliteMemoryStore(StoreLifecycle):
                 targets.add(inp.supersedes)
             created: list[MemoryRecord] = []
             for inp in inputs:
-                record = record_from_input(inp, record_id=new_record_id(), now=self._clock())
+                record = record_from_input(inp, record_id=self._ids(), now=self._clock())
                 created.append(record)
             await _insert_records(conn, created)
             for inp, record in zip(inputs, created, strict=True):
