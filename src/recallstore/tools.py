@@ -17,12 +17,13 @@ Three audiences of failure, kept apart on purpose:
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+
+from recallstore._json import UntrustedJsonError, parse_untrusted_json
 
 __all__ = [
     "Tool",
@@ -145,11 +146,9 @@ class Tool(Generic[ArgsT, ResultT]):
             arguments = {}
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as exc:
+                arguments = parse_untrusted_json(arguments) if arguments.strip() else {}
+            except UntrustedJsonError as exc:
                 return error_result("invalid_arguments", f"arguments are not valid JSON: {exc}")
-            except RecursionError:
-                return error_result("invalid_arguments", "arguments are nested too deeply")
         if not isinstance(arguments, Mapping):
             return error_result(
                 "invalid_arguments",

@@ -174,8 +174,8 @@ async def probe_version(target: str, uri: str) -> None:
 
     The version and the table list are read in one transaction (one snapshot), so a
     file another process is creating and migrating at that moment is never mistaken
-    for another application's. A read-only connection cannot write the header or checkpoint on close, so a refused
-    file is left exactly as it was.
+    for another application's. A read-only connection cannot write the header or
+    checkpoint on close, so a refused file is left exactly as it was.
     """
     try:
         async with aiosqlite.connect(uri, uri=True, isolation_level=None) as conn:
