@@ -25,7 +25,7 @@ from recallstore.dashboard._queries import (
     parse_scope,
     supersede_chain,
 )
-from recallstore.errors import MemoryNotFoundError, MemoryValidationError
+from recallstore.errors import ConfigurationError, MemoryNotFoundError, MemoryValidationError
 from recallstore.events import EventBus
 from recallstore.prompt import Awareness, RenderContext
 from recallstore.recall import DEFAULT_BUDGET_CHARS, Recall, assemble_recall
@@ -383,6 +383,8 @@ class Lens:
                 block = Awareness.from_recall(RenderContext(recall=recall))
         except MemoryValidationError as exc:
             error = _Problem.of(exc)
+        except ConfigurationError:  # assemble_recall refuses an empty scope
+            error = _Problem("scope", "give the scope the agent would recall for (key=value)")
         return self.render(
             request,
             "recall.html",
