@@ -2,13 +2,14 @@
 
 Two sets, both computed from the running Python's ``unicodedata`` (categories, names,
 compatibility forms) rather than listed by hand, so a look-alike or an invisible
-character added to Unicode is covered by the rule that covers its siblings:
+character in a newer Unicode version is covered by the rule that covers its siblings:
 
 * **angle-bracket look-alikes** — every character a model could read as ``<`` or
   ``>``: names with ANGLE BRACKET, ANGLE QUOTATION MARK, LESS-THAN, GREATER-THAN,
   LEFT/RIGHT ARROWHEAD or LEFT/RIGHT-POINTING ANGLE (``〈 ‹ « ˂ ⟨ ❮ ≤ ≪``), the
-  characters whose compatibility form contains ``<``, ``>`` or one of those (``＜``
-  ``﹤`` ``︿``-style presentation forms), and ``<``/``>`` themselves. They become
+  characters whose compatibility forms (NFKC, NFKD) contain ``<``, ``>`` or one of
+  those (``＜ ﹤ ≮``, the vertical presentation form ``︿``), and ``<``/``>``
+  themselves. They become
   character references: ``&lt;``/``&gt;`` for those whose compatibility form is
   ``<``/``>``, ``&#xHEX;`` for the rest, so the text keeps its meaning but no glyph of
   it can spell the block's delimiter.
@@ -31,7 +32,7 @@ import unicodedata
 from functools import cache
 from typing import Final
 
-__all__ = ["DROPPED_CATEGORIES", "escape_table", "is_invisible"]
+__all__ = ["DROPPED_CATEGORIES", "escape_table"]
 
 DROPPED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
 """General categories whose characters are invisible (or have no agreed glyph)."""
@@ -47,13 +48,6 @@ _INVISIBLE_NAME: Final = re.compile(
     r"|^(?:HALFWIDTH )?HANGUL (?:CHOSEONG |JUNGSEONG )?FILLER$|^KHITAN SMALL SCRIPT FILLER$"
 )
 _ENTITIES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-
-
-def is_invisible(ch: str) -> bool:
-    """True for a character that renders as nothing (see the module docstring)."""
-    if unicodedata.category(ch) in DROPPED_CATEGORIES:
-        return not ch.isspace()
-    return _INVISIBLE_NAME.search(unicodedata.name(ch, "")) is not None
 
 
 def _is_standalone(ch: str) -> bool:
