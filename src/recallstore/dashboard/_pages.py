@@ -17,6 +17,7 @@ import jinja2
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from recallstore._unicode import hidden_characters
 from recallstore.context import call_context
 from recallstore.dashboard._queries import (
     MAX_REASON_CHARS,
@@ -69,6 +70,7 @@ def _templates() -> jinja2.Environment:
         "%Y-%m-%d %H:%M:%S UTC"
     )
     environment.filters["iso"] = lambda moment: moment.astimezone(UTC).isoformat()
+    environment.filters["hidden_characters"] = hidden_characters
     return environment
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import jinja2
 
-from recallstore.prompt._unicode import DROPPED_CATEGORIES, escape_table
+from recallstore._unicode import DROPPED_CATEGORIES, JOINERS, escape_table
 
 if TYPE_CHECKING:  # the render layer imports nothing from the machinery at run time
     from recallstore.recall import Recall
@@ -43,9 +43,8 @@ _WHITESPACE = re.compile(r"\s+")
 # Zero-width joiners stay where emoji and several scripts need them: one, between two
 # visible characters. A run of them, or one at a word's edge, could only carry a hidden
 # (binary) message, so it is dropped.
-_JOINERS = "\u200c\u200d"
 _STRAY_JOINERS = re.compile(
-    rf"[{_JOINERS}]{{2,}}|(?<![^\s{_JOINERS}])[{_JOINERS}]|[{_JOINERS}](?![^\s{_JOINERS}])"
+    rf"[{JOINERS}]{{2,}}|(?<![^\s{JOINERS}])[{JOINERS}]|[{JOINERS}](?![^\s{JOINERS}])"
 )
 
 
@@ -72,12 +71,12 @@ def escape_memory_text(text: str) -> str:
     line and cannot start a forged one); invisible characters (controls, format
     characters, variation selectors, tag letters, private-use and unassigned code
     points) are dropped. Both sets come from Unicode data: see
-    ``recallstore.prompt._unicode``.
+    ``recallstore._unicode``.
     """
     visible = "".join(
         ch
         for ch in text.translate(escape_table())
-        if ch.isspace() or ch in _JOINERS or unicodedata.category(ch) not in DROPPED_CATEGORIES
+        if ch.isspace() or ch in JOINERS or unicodedata.category(ch) not in DROPPED_CATEGORIES
     )
     return _WHITESPACE.sub(" ", _STRAY_JOINERS.sub("", visible)).strip()
 

@@ -1,4 +1,4 @@
-"""The characters the recall block must not show as they are, derived from Unicode data.
+"""The characters untrusted text must not show as they are, derived from Unicode data.
 
 Two sets, both computed from the running Python's ``unicodedata`` (categories, names,
 compatibility forms) rather than listed by hand, so a look-alike or an invisible
@@ -21,7 +21,10 @@ character in a newer Unicode version is covered by the rule that covers its sibl
   characters that render as nothing and can carry a hidden message to a model. They
   are dropped. Whitespace is not among them (it is folded to one space elsewhere).
 
-The name scan runs once per process, on first use (a few tenths of a second).
+The recall block escapes and drops them (``recallstore.prompt``); the dashboard and
+the command line reveal the invisible ones (:func:`hidden_characters`). The name scan
+behind :func:`escape_table` runs once per process, on first use (a few tenths of a
+second).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import unicodedata
 from functools import cache
 from typing import Final
 
-__all__ = ["DROPPED_CATEGORIES", "escape_table"]
+__all__ = ["DROPPED_CATEGORIES", "JOINERS", "escape_table", "hidden_characters", "is_hidden"]
 
 DROPPED_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
 """General categories whose characters are invisible (or have no agreed glyph)."""
@@ -48,6 +51,23 @@ _INVISIBLE_NAME: Final = re.compile(
     r"|^(?:HALFWIDTH )?HANGUL (?:CHOSEONG |JUNGSEONG )?FILLER$|^KHITAN SMALL SCRIPT FILLER$"
 )
 _ENTITIES: Final = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+JOINERS: Final = "\u200c\u200d"
+"""Zero-width non-joiner and joiner: format characters emoji and several scripts need."""
+
+
+def is_hidden(ch: str) -> bool:
+    """True for an invisible character (see the module docstring); whitespace and the
+    zero-width joiners are not counted."""
+    if ch.isspace() or ch in JOINERS:
+        return False
+    if unicodedata.category(ch) in DROPPED_CATEGORIES:
+        return True
+    return _INVISIBLE_NAME.search(unicodedata.name(ch, "")) is not None
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The invisible characters of ``text`` in order, as ``U+FE0F``-style labels."""
+    return [f"U+{ord(ch):04X}" for ch in text if is_hidden(ch)]
 
 
 def _is_standalone(ch: str) -> bool:
