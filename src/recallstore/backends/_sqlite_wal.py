@@ -20,19 +20,22 @@ import aiosqlite
 __all__ = ["ATTEMPT_WAIT_MS", "RETRY_FOR_SECONDS", "RETRY_MAX_INTERVAL", "WalScrub", "truncate_wal"]
 
 ATTEMPT_WAIT_MS: Final = 50
-"""How long one checkpoint attempt waits for readers of older snapshots to finish."""
+"""How long the delete's own attempt, a background retry or the close waits for readers
+of older snapshots to finish; the retry at the start of a later call does not wait."""
 RETRY_MAX_INTERVAL: Final = 1.0
 """Background retries start 50 ms apart and back off to this interval (seconds)."""
 RETRY_FOR_SECONDS: Final = 60.0
 """How long background retries go on; after that only the store's next call or close retries."""
 
 
-async def truncate_wal(conn: aiosqlite.Connection, busy_timeout_ms: int) -> bool:
-    """Checkpoint and empty the WAL, waiting at most ATTEMPT_WAIT_MS; True when it is empty.
+async def truncate_wal(
+    conn: aiosqlite.Connection, busy_timeout_ms: int, *, wait_ms: int = ATTEMPT_WAIT_MS
+) -> bool:
+    """Checkpoint and empty the WAL, waiting at most ``wait_ms``; True when it is empty.
 
     ``busy_timeout_ms`` is the connection's normal busy timeout, restored afterwards.
     """
-    async with conn.execute(f"PRAGMA busy_timeout = {int(ATTEMPT_WAIT_MS)}"):
+    async with conn.execute(f"PRAGMA busy_timeout = {int(wait_ms)}"):
         pass
     try:
         async with conn.execute("PRAGMA wal_checkpoint(TRUNCATE)") as cursor:

@@ -26,7 +26,7 @@ import aiosqlite
 
 from recallstore._text import fts5_words, query_terms
 from recallstore.backends import _sqlite_schema as schema
-from recallstore.backends._sqlite_wal import WalScrub, truncate_wal
+from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, truncate_wal
 from recallstore.errors import (
     MemoryConflictError,
     MemoryNotFoundError,
@@ -247,7 +247,8 @@ class SqliteMemoryStore(StoreLifecycle):
                     self._target, "the store is not open (use 'async with' or 'await open()')"
                 )
             if self._wal.pending:
-                self._wal.settle(await _scrub_wal(self._conn))
+                # Without waiting: a long reader must not slow every call down.
+                self._wal.settle(await _scrub_wal(self._conn, wait_ms=0))
             try:
                 yield self._conn
             except sqlite3.Error as exc:
@@ -551,10 +552,10 @@ async def _enable_wal(conn: aiosqlite.Connection) -> sqlite3.Row | tuple[Any, ..
         delay = min(delay * 2, 0.2)
 
 
-async def _scrub_wal(conn: aiosqlite.Connection) -> bool:
+async def _scrub_wal(conn: aiosqlite.Connection, *, wait_ms: int = ATTEMPT_WAIT_MS) -> bool:
     """Empty the WAL (see ``_sqlite_wal``); False when a reader or writer is in the way."""
     try:
-        return await truncate_wal(conn, _BUSY_TIMEOUT_MS)
+        return await truncate_wal(conn, _BUSY_TIMEOUT_MS, wait_ms=wait_ms)
     except sqlite3.Error:
         return False
 
