@@ -33,9 +33,9 @@ async def once(path):
 
 print("ready", flush=True)
 for line in sys.stdin:
-    # Spread the starts over a few milliseconds, so some processes probe the file
+    # Spread the starts over up to 15 ms, so some processes probe the file
     # while another is creating and migrating it (the window the bug needs).
-    time.sleep(random.uniform(0, 0.004))
+    time.sleep(random.uniform(0, 0.015))
     try:
         asyncio.run(once(line.strip()))
     except StoreUnavailableError as exc:
