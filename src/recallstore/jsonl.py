@@ -9,11 +9,11 @@ optional ``"import"`` extension (:class:`SupportsImportRecords`). Exporting uses
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
+from recallstore._json import UntrustedJsonError, parse_untrusted_json
 from recallstore.errors import ConfigurationError, MemoryValidationError
 from recallstore.records import MAX_LIMIT, MemoryRecord, MemorySearchQuery
 from recallstore.store import (
@@ -122,9 +122,9 @@ def read_jsonl(lines: Iterable[str], *, source: str = "<input>") -> list[MemoryR
             continue
         where = f"{source}:{number}"
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise MemoryValidationError(where, f"not valid JSON: {exc.msg}", line) from None
+            data = parse_untrusted_json(line)
+        except UntrustedJsonError as exc:
+            raise MemoryValidationError(where, f"not valid JSON: {exc}", line) from None
         if not isinstance(data, dict):
             raise MemoryValidationError(where, "expected a JSON object (one record)", data)
         try:

@@ -25,6 +25,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from recallstore.context import call_context
+from recallstore.errors import ConfigurationError
 from recallstore.records import MAX_CONTENT_CHARS, MemoryRecord, MemorySearchQuery
 from recallstore.store import MemoryStore
 
@@ -101,8 +102,16 @@ async def assemble_recall(
 ) -> Recall:
     """Assemble the turn-1 recall for ``scope`` and the conversation's first ``user_text``.
 
-    Raises ``ValueError`` for a negative budget or limit; store failures propagate.
+    ``scope`` must be non-empty, as for :class:`~recallstore.toolbox.MemoryToolbox`: an
+    empty scope would recall every user's memories into one prompt. Raises
+    :class:`~recallstore.errors.ConfigurationError` for it, ``ValueError`` for a negative
+    budget or limit; store failures propagate.
     """
+    if not scope:
+        raise ConfigurationError(
+            "assemble_recall needs a non-empty scope (e.g. {'user': 'u_42'}); "
+            "an empty scope would recall every user's memories"
+        )
     if budget_chars < 0:
         raise ValueError(f"budget_chars must be >= 0, got {budget_chars}")
     if limit < 0 or profile_limit < 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -13,6 +14,7 @@ from typing import Protocol, Self, runtime_checkable
 
 from recallstore.errors import MemoryConflictError, MemoryValidationError
 from recallstore.records import (
+    _MAX_ID_CHARS,
     MemoryHit,
     MemoryRecord,
     MemorySearchQuery,
@@ -32,6 +34,7 @@ __all__ = [
     "check_import_batch",
     "deterministic_ids",
     "is_storable_id",
+    "is_valid_record_id",
     "new_record_id",
     "newest_timestamp",
     "record_from_input",
@@ -130,6 +133,18 @@ def is_storable_id(record_id: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+_RECORD_ID = re.compile(rf"[A-Za-z0-9_-]{{1,{_MAX_ID_CHARS}}}")
+
+
+def is_valid_record_id(record_id: str) -> bool:
+    """True for an id a store may be given on import: 1–128 ASCII letters, digits, ``-``, ``_``.
+
+    Every id :func:`new_record_id` makes passes, and every passing id is one URL path
+    segment as it is (no ``/``, ``%``, ``.`` or ``..``), so the dashboard can open it.
+    """
+    return _RECORD_ID.fullmatch(record_id) is not None
 
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
@@ -259,11 +274,20 @@ class SupportsExportRecords(Protocol):
 def check_import_batch(records: Sequence[MemoryRecord]) -> None:
     """Refuse an import batch that no store could hold consistently (before any I/O).
 
-    Duplicate ids, a superseded record without ``invalid_at`` and ``updated_at`` before
-    ``created_at`` raise :class:`MemoryValidationError` naming ``records[i]``.
+    An id (or ``superseded_by``) that :func:`is_valid_record_id` refuses, duplicate ids,
+    a superseded record without ``invalid_at`` and ``updated_at`` before ``created_at``
+    raise :class:`MemoryValidationError` naming ``records[i]``.
     """
     seen: set[str] = set()
     for index, record in enumerate(records):
+        for field, value in (("id", record.id), ("superseded_by", record.superseded_by)):
+            if value is not None and not is_valid_record_id(value):
+                raise MemoryValidationError(
+                    f"records[{index}].{field}",
+                    f"{value!r} is not a record id: ids are 1 to {_MAX_ID_CHARS} ASCII letters, "
+                    "digits, '-' or '_' (like the ids stores generate), so they fit in a URL",
+                    value,
+                )
         if record.id in seen:
             raise MemoryValidationError(
                 f"records[{index}].id", "duplicate id in the batch", record.id

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from recallstore._json import UntrustedJsonError, parse_untrusted_json
 from recallstore.errors import ConfigurationError
 
 __all__ = [
@@ -158,11 +158,9 @@ class Tool(Generic[ArgsT, ResultT]):
             arguments = {}
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as exc:
+                arguments = parse_untrusted_json(arguments) if arguments.strip() else {}
+            except UntrustedJsonError as exc:
                 return error_result("invalid_arguments", f"arguments are not valid JSON: {exc}")
-            except RecursionError:
-                return error_result("invalid_arguments", "arguments are nested too deeply")
         if not isinstance(arguments, Mapping):
             return error_result(
                 "invalid_arguments",

@@ -172,13 +172,20 @@ def _check_ours(target: str, version: int, tables: set[str]) -> None:
 async def probe_version(target: str, uri: str) -> None:
     """Read an existing file's version over a read-only connection; refuse what we can't use.
 
-    A read-only connection cannot write the header or checkpoint on close, so a refused
-    file is left exactly as it was.
+    The version and the table list are read in one transaction (one snapshot), so a
+    file another process is creating and migrating at that moment is never mistaken
+    for another application's. A read-only connection cannot write the header or
+    checkpoint on close, so a refused file is left exactly as it was.
     """
     try:
         async with aiosqlite.connect(uri, uri=True, isolation_level=None) as conn:
+            # One read transaction, so both answers come from one snapshot: read in two
+            # autocommit statements, another process's migration could land between
+            # them (version 0 with our tables) and the file would be refused.
+            await _run(conn, "BEGIN")
             version = await read_user_version(conn)
             tables = await _table_names(conn)
+            await _run(conn, "COMMIT")
     except sqlite3.Error as exc:
         raise StoreUnavailableError(target, f"cannot read the database: {exc}") from exc
     _check_ours(target, version, tables)

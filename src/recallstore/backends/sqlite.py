@@ -26,6 +26,7 @@ import aiosqlite
 
 from recallstore._text import fts5_words, query_terms
 from recallstore.backends import _sqlite_schema as schema
+from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, truncate_wal
 from recallstore.errors import (
     MemoryConflictError,
     MemoryNotFoundError,
@@ -60,6 +61,7 @@ __all__ = ["SqliteMemoryStore"]
 
 BUSY_TIMEOUT_SECONDS: Final = 10.0
 """How long a call waits for another connection's write lock before failing."""
+_BUSY_TIMEOUT_MS: Final = int(BUSY_TIMEOUT_SECONDS * 1000)
 
 _COLUMNS: Final = (
     "id, kind, content, scope, tags, provenance, target, payload, supports, "
@@ -104,6 +106,8 @@ class SqliteMemoryStore(StoreLifecycle):
         self._synchronous = _synchronous
         self._conn: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
+        # Deleted text left in the WAL because a reader held an older snapshot.
+        self._wal = WalScrub(self._scrub_wal_when_free)
 
     def __repr__(self) -> str:
         return f"SqliteMemoryStore({str(self.path)!r})"
@@ -148,7 +152,7 @@ class SqliteMemoryStore(StoreLifecycle):
         found = await schema.read_user_version(conn)
         if found > schema.SCHEMA_VERSION:
             raise StoreIncompatibleError(self._target, found, schema.SCHEMA_VERSION)
-        await _run(conn, f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_SECONDS * 1000)}")
+        await _run(conn, f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
         mode = await _enable_wal(conn)
         if mode is None or str(mode[0]).lower() != "wal":
             raise StoreUnavailableError(self._target, f"cannot enable WAL (journal_mode={mode})")
@@ -158,11 +162,22 @@ class SqliteMemoryStore(StoreLifecycle):
         await schema.migrate(conn, self._target, self._tokenizer)
 
     async def aclose(self) -> None:
-        """Close the connection; later calls raise :class:`StoreUnavailableError`."""
+        """Close the connection; later calls raise :class:`StoreUnavailableError`.
+
+        A WAL scrub still owed after a delete is tried once more first.
+        """
+        await self._wal.stop()
         async with self._lock:
             conn, self._conn = self._conn, None
             if conn is not None:
+                if self._wal.pending:
+                    self._wal.settle(await _scrub_wal(conn))
                 await conn.close()
+
+    async def _scrub_wal_when_free(self) -> bool | None:
+        """One WAL scrub with the connection held; None when the store is closed."""
+        async with self._lock:
+            return None if self._conn is None else await _scrub_wal(self._conn)
 
     def capabilities(self) -> MemoryStoreCapabilities:
         """Keyword search (FTS5 bm25), durable, import and export."""
@@ -233,6 +248,9 @@ class SqliteMemoryStore(StoreLifecycle):
                 raise StoreUnavailableError(
                     self._target, "the store is not open (use 'async with' or 'await open()')"
                 )
+            if self._wal.pending:
+                # Without waiting: a long reader must not slow every call down.
+                self._wal.settle(await _scrub_wal(self._conn, wait_ms=0))
             try:
                 yield self._conn
             except sqlite3.Error as exc:
@@ -329,8 +347,10 @@ class SqliteMemoryStore(StoreLifecycle):
         """Forget the record and its index entries, and scrub them from the file (S5).
 
         The FTS5 index is merged into one segment so no older segment keeps the
-        deleted terms, and the WAL is checkpointed so its old page images go too.
-        The merge costs time proportional to the index size (see docs/sqlite.md).
+        deleted terms, and the WAL is emptied so its old page images go too — at once,
+        or, while another connection reads a snapshot from before the delete, as soon
+        as that read ends (retried without blocking; see docs/security.md). The merge
+        costs time proportional to the index size (see docs/sqlite.md).
         """
         if not is_storable_id(id):
             self._check_open()
@@ -342,8 +362,9 @@ class SqliteMemoryStore(StoreLifecycle):
                 await _run(conn, "INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
         if deleted:
             async with self._connection() as conn:
-                # Best effort: a concurrent reader may keep old frames until the next one.
-                await _run(conn, "PRAGMA wal_checkpoint(TRUNCATE)")
+                # A reader of an older snapshot blocks it: then retried until it works.
+                if not await _scrub_wal(conn):
+                    self._wal.owe()
 
     async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
         """Filter (S7–S9), then rank by bm25 or list by recency (S10–S13)."""
@@ -531,6 +552,14 @@ async def _enable_wal(conn: aiosqlite.Connection) -> sqlite3.Row | tuple[Any, ..
                 raise
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.2)
+
+
+async def _scrub_wal(conn: aiosqlite.Connection, *, wait_ms: int = ATTEMPT_WAIT_MS) -> bool:
+    """Empty the WAL (see ``_sqlite_wal``); False when a reader or writer is in the way."""
+    try:
+        return await truncate_wal(conn, _BUSY_TIMEOUT_MS, wait_ms=wait_ms)
+    except sqlite3.Error:
+        return False
 
 
 async def _run(conn: aiosqlite.Connection, sql: str, params: Sequence[Any] = ()) -> None:

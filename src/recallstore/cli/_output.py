@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from recallstore._unicode import is_hidden
 from recallstore.records import MemoryRecord
 from recallstore.scope_text import format_scope
 from recallstore.store import utc_now
@@ -38,8 +39,10 @@ _CONTROL_CHARACTERS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def printable(text: str) -> str:
-    """``text`` with terminal control characters shown as ``\\x1b``-style escapes."""
-    return _CONTROL_CHARACTERS.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+    """``text`` with terminal control characters shown as ``\\x1b``-style escapes, and
+    invisible ones (variation selectors, tag letters, zero-width spaces) as ``\\ufe0f``."""
+    text = _CONTROL_CHARACTERS.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+    return "".join(ascii(ch)[1:-1] if is_hidden(ch) else ch for ch in text)
 
 
 def one_line(text: str, width: int) -> str:

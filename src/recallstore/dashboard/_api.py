@@ -2,12 +2,12 @@
 
 Writes go through the lens's (observed) store, so they appear in the live feed like
 any agent's. Errors are JSON: 422 names the offending field, 404 the missing id,
-409 a conflicting supersede, 400 a body that is not JSON.
+409 a conflicting supersede, 400 a body that is not valid JSON (undecodable, nested
+too deeply, or holding a number too long to read), 413 a body over 1 MB.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from recallstore._json import UntrustedJsonError, parse_untrusted_json
 from recallstore.context import call_context
 from recallstore.dashboard._requests import DASHBOARD_RUN_ID, check_reason, search_from_params
 from recallstore.errors import (
@@ -85,9 +86,9 @@ async def _read_json(request: Request) -> Any:
     if not body.strip():
         return None
     try:
-        return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _BadRequest(400, "invalid_json", f"the body is not JSON: {exc}") from None
+        return parse_untrusted_json(body)
+    except UntrustedJsonError as exc:
+        raise _BadRequest(400, "invalid_json", f"the body is not valid JSON: {exc}") from None
 
 
 def _write_input(item: Any) -> MemoryWriteInput:

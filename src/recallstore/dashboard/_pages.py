@@ -17,6 +17,7 @@ import jinja2
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from recallstore._unicode import hidden_characters
 from recallstore.chain import supersede_chain
 from recallstore.context import call_context
 from recallstore.dashboard._requests import (
@@ -26,7 +27,7 @@ from recallstore.dashboard._requests import (
     read_form,
     search_from_params,
 )
-from recallstore.errors import MemoryNotFoundError, MemoryValidationError
+from recallstore.errors import ConfigurationError, MemoryNotFoundError, MemoryValidationError
 from recallstore.events import EventBus
 from recallstore.prompt import render_recall
 from recallstore.recall import DEFAULT_BUDGET_CHARS, Recall, assemble_recall
@@ -67,6 +68,7 @@ def _templates() -> jinja2.Environment:
         "%Y-%m-%d %H:%M:%S UTC"
     )
     environment.filters["iso"] = lambda moment: moment.astimezone(UTC).isoformat()
+    environment.filters["hidden_characters"] = hidden_characters
     return environment
 
 
@@ -329,6 +331,8 @@ class DashboardPages:
                 block = render_recall(recall)
         except MemoryValidationError as exc:
             error = _Problem.of(exc)
+        except ConfigurationError:  # assemble_recall refuses an empty scope
+            error = _Problem("scope", "give the scope the agent would recall for (key=value)")
         return self.render(
             request,
             "recall.html",

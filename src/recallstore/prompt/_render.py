@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
+from recallstore._unicode import DROPPED_CATEGORIES, JOINERS, escape_table
+
 if TYPE_CHECKING:  # the render layer imports nothing from the machinery at run time
     from recallstore.recall import Recall
     from recallstore.records import MemoryRecord
@@ -38,25 +40,12 @@ RECALL_CLOSE = "</recalled_memories>"
 """The line that closes the recall block; memory content can never produce it."""
 
 _WHITESPACE = re.compile(r"\s+")
-# The fullwidth and small forms (Unicode's compatibility equivalents of < and >) would
-# let content spell a look-alike of the delimiter, so they are escaped like the real ones.
-_ESCAPES = str.maketrans(
-    {
-        "&": "&amp;",
-        "<": "&lt;",
-        ">": "&gt;",
-        "\uff1c": "&lt;",
-        "\ufe64": "&lt;",
-        "\uff1e": "&gt;",
-        "\ufe65": "&gt;",
-    }
+# Zero-width joiners stay where emoji and several scripts need them: one, between two
+# visible characters. A run of them, or one at a word's edge, could only carry a hidden
+# (binary) message, so it is dropped.
+_STRAY_JOINERS = re.compile(
+    rf"[{JOINERS}]{{2,}}|(?<![^\s{JOINERS}])[{JOINERS}]|[{JOINERS}](?![^\s{JOINERS}])"
 )
-# Invisible characters are dropped: controls (Cc), lone surrogates (Cs) and format
-# characters (Cf: bidi overrides, zero-width spaces, BOM, the invisible "tag" letters
-# that can smuggle hidden text to a model). The joiners stay: emoji and several scripts
-# need them.
-_DROPPED_CATEGORIES = frozenset({"Cc", "Cs", "Cf"})
-_KEPT_FORMAT_CHARACTERS = frozenset({"\u200c", "\u200d"})
 
 
 @cache
@@ -75,20 +64,21 @@ def _environment() -> jinja2.Environment:
 def escape_memory_text(text: str) -> str:
     """Make untrusted text safe to place on one line inside the recall block.
 
-    ``&``, ``<`` and ``>`` (and the fullwidth and small forms of ``<`` and ``>``) become
-    ``&amp;``, ``&lt;``, ``&gt;`` (so no tag, and no delimiter or look-alike of it, can be
-    spelled); every run of whitespace, line breaks included, becomes one space (so an
-    entry is exactly one line and cannot start a forged one); other control and
-    invisible format characters (bidi overrides, zero-width spaces) are dropped.
+    ``&``, ``<`` and ``>`` become ``&amp;``, ``&lt;``, ``&gt;``, and every other character
+    a model could read as an angle bracket (``〈 ‹ « ˂ ＜ ≪`` …) a character reference, so
+    no tag, and no delimiter or look-alike of it, can be spelled; every run of
+    whitespace, line breaks included, becomes one space (so an entry is exactly one
+    line and cannot start a forged one); invisible characters (controls, format
+    characters, variation selectors, tag letters, private-use and unassigned code
+    points) are dropped. Both sets come from Unicode data: see
+    ``recallstore._unicode``.
     """
     visible = "".join(
         ch
-        for ch in text
-        if ch.isspace()
-        or ch in _KEPT_FORMAT_CHARACTERS
-        or unicodedata.category(ch) not in _DROPPED_CATEGORIES
+        for ch in text.translate(escape_table())
+        if ch.isspace() or ch in JOINERS or unicodedata.category(ch) not in DROPPED_CATEGORIES
     )
-    return _WHITESPACE.sub(" ", visible).strip().translate(_ESCAPES)
+    return _WHITESPACE.sub(" ", _STRAY_JOINERS.sub("", visible)).strip()
 
 
 @dataclass(frozen=True, slots=True)
