@@ -17,6 +17,7 @@ A test compares this function with FTS5 itself over a large vocabulary.
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import pairwise
 
 _MAX_BYTES = 64
 _MIN_BYTES = 3
@@ -95,7 +96,7 @@ def _consonant_flags(stem: str) -> list[bool]:
 def _measure(stem: str) -> int:
     """Porter's m: the number of vowel-consonant sequences in ``stem``."""
     flags = _consonant_flags(stem)
-    return sum(1 for a, b in zip(flags, flags[1:], strict=False) if not a and b)
+    return sum(1 for a, b in pairwise(flags) if not a and b)
 
 
 def _has_vowel(stem: str) -> bool:
