@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from _fts5 import fts5_totals
 from locomo_recall import DEFAULT_DATA, Question, load_locomo
 
 from recallstore._porter import porter_stem
@@ -400,27 +401,6 @@ async def store_figures(bench: Bench) -> tuple[float, float, float, float]:
     return mean(through_store), every, dropped, proposed
 
 
-def fts5_totals(conn: sqlite3.Connection) -> tuple[int, int]:
-    """(rows, tokens) of the FTS5 index, from its averages record (``_data`` id 1): two
-    SQLite varints, kept up to date by FTS5 on every insert and delete."""
-    row = conn.execute("SELECT block FROM memory_fts_data WHERE id = 1").fetchone()
-    values, offset = [], 0
-    block: bytes = row[0] if row else b""
-    while offset < len(block) and len(values) < 2:
-        value = 0
-        for position in range(9):
-            byte = block[offset]
-            offset += 1
-            if position == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if byte < 0x80:
-                break
-        values.append(value)
-    return (values[0], values[1]) if len(values) == 2 else (0, 0)
-
-
 def prototype_recall(path: Path, questions: list[Question]) -> float:
     """Recall of the proposed SQLite ranking on the store's own file: FTS5 finds the
     candidates (``ORDER BY bm25() LIMIT 100`` within the scope), ``_query.rank_records``
@@ -443,7 +423,7 @@ def prototype_recall(path: Path, questions: list[Question]) -> float:
             return [Candidate(row[3], row[0], (row[1], row[2])) for row in rows]
 
         async def statistics(stems: Sequence[str]) -> CorpusStatistics:
-            rows, tokens = fts5_totals(conn)
+            rows, (tokens,) = fts5_totals(conn, "memory_fts")
             marks = ", ".join("?" * len(stems))
             frequency = dict(
                 conn.execute(
