@@ -38,6 +38,7 @@ import math
 import sqlite3
 import sys
 import tempfile
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -379,29 +380,41 @@ def trials() -> list[Trial]:
     ]
 
 
-async def store_figures(bench: Bench) -> tuple[float, float, float, float]:
-    """Recall through ``SqliteMemoryStore.search``, and plain FTS5 bm25() on the same
-    file with every word / stop words dropped."""
+async def store_figures(bench: Bench) -> dict[str, tuple[float, float]]:
+    """(recall, ms per query) through ``SqliteMemoryStore.search``, plain FTS5 bm25() on
+    the same file (every word / stop words dropped), and the proposed ranking on it."""
     questions = bench.questions
     with tempfile.TemporaryDirectory(prefix="recallstore-ranking-") as tmp:
         path = Path(tmp) / "store.db"
         async with SqliteMemoryStore(path) as store:
             for offset in range(0, len(bench.inputs), 500):
                 await store.write(bench.inputs[offset : offset + 500])
-            through_store = []
+            through_store, started = [], time.perf_counter()
             for q in questions:
                 hits = await store.search(
                     MemorySearchQuery(query=q.text, scope={"sample": q.sample}, limit=LIMIT)
                 )
                 found = [h.record.payload["dia_id"] for h in hits]  # type: ignore[index]
                 through_store.append(recall(found, q))
-        every = fts5_recall(path, questions, lambda text: query_terms(text))
-        dropped = fts5_recall(path, questions, lambda text: [t.word for t in plan_query(text)])
-        proposed = await asyncio.to_thread(prototype_recall, path, questions)
-    return mean(through_store), every, dropped, proposed
+            elapsed = 1000 * (time.perf_counter() - started) / len(questions)
+        return {
+            "SqliteMemoryStore.search today (every word OR-ed, FTS5 bm25())": (
+                mean(through_store),
+                elapsed,
+            ),
+            "plain FTS5 on the store's file, every word OR-ed": fts5_recall(
+                path, questions, query_terms
+            ),
+            "plain FTS5 on the store's file, stop words dropped": fts5_recall(
+                path, questions, lambda text: [t.word for t in plan_query(text)]
+            ),
+            "proposed: _query.rank_records over the store's file": await asyncio.to_thread(
+                prototype_recall, path, questions
+            ),
+        }
 
 
-def prototype_recall(path: Path, questions: list[Question]) -> float:
+def prototype_recall(path: Path, questions: list[Question]) -> tuple[float, float]:
     """Recall of the proposed SQLite ranking on the store's own file: FTS5 finds the
     candidates (``ORDER BY bm25() LIMIT 100`` within the scope), ``_query.rank_records``
     re-scores them; document frequencies from an fts5vocab table, the record count and
@@ -438,12 +451,16 @@ def prototype_recall(path: Path, questions: list[Question]) -> float:
     async def every() -> list[float]:
         return [recall(await one(q), q) for q in questions]
 
+    started = time.perf_counter()
     values = asyncio.run(every())
+    elapsed = time.perf_counter() - started
     conn.close()
-    return mean(values)
+    return mean(values), 1000 * elapsed / len(questions)
 
 
-def fts5_recall(path: Path, questions: list[Question], words: Callable[[str], list[str]]) -> float:
+def fts5_recall(
+    path: Path, questions: list[Question], words: Callable[[str], list[str]]
+) -> tuple[float, float]:
     """Recall of plain FTS5 on the store's own table: MATCH the quoted words OR-ed,
     within the conversation, ORDER BY bm25()."""
     conn = sqlite3.connect(path)
@@ -454,13 +471,14 @@ def fts5_recall(path: Path, questions: list[Question], words: Callable[[str], li
         "WHERE s.record_seq = r.seq AND s.key = 'sample' AND s.value = ?) "
         "ORDER BY bm25(memory_fts), r.created_at DESC, r.id DESC LIMIT ?"
     )
-    values = []
+    values, started = [], time.perf_counter()
     for q in questions:
         expression = " OR ".join(f'"{w}"' for w in words(q.text))
         rows = conn.execute(sql, (expression, q.sample, LIMIT)).fetchall() if expression else []
         values.append(recall([row[0] for row in rows], q))
+    elapsed = time.perf_counter() - started
     conn.close()
-    return mean(values)
+    return mean(values), 1000 * elapsed / len(questions)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -475,14 +493,13 @@ def main(argv: list[str] | None = None) -> int:
         f"LoCoMo {args.data.name}: {len(bench.questions)} questions of categories 1-4, "
         f"halves {sorted(bench.halves[0])} / {sorted(bench.halves[1])}; recall@{LIMIT}"
     )
-    store, every, dropped, proposed = asyncio.run(store_figures(bench))
-    python_base = bench.score(BASE)
-    print(f"SqliteMemoryStore.search today (every word OR-ed, FTS5 bm25()): {store:.3f}")
-    print(f"plain FTS5 on the store's file, every word OR-ed:             {every:.3f}")
-    print(f"plain FTS5 on the store's file, stop words dropped:           {dropped:.3f}")
-    print(f"Python BM25 over the same stems, stop words dropped:          {python_base:.3f}")
-    print(f"proposed ranking (_query.rank_records) on the store's file:   {proposed:.3f}")
+    print("| through the store's SQLite file | R@10 | ms/query |")
+    print("|---|---|---|")
+    for name, (value, milliseconds) in asyncio.run(store_figures(bench)).items():
+        print(f"| {name} | {value:.3f} | {milliseconds:.2f} |")
+    print(f"| Python BM25 over the same stems, stop words dropped | {bench.score(BASE):.3f} | |")
     print()
+    print_sensitivity(bench)
     print(
         "| technique | compared with | dev R@10 | delta dev | delta held-out"
         " | half A / half B | chosen on all / on A / on B |"
@@ -503,7 +520,41 @@ def main(argv: list[str] | None = None) -> int:
             f"| {trial.name} | {base:.3f} | {bench.score(best):.3f} | "
             f"{100 * (bench.score(best) - base):+.1f} | {100 * gain:+.1f} | {halves} | {chosen} |"
         )
+    before, after = (
+        bench.per_question(replace(BASE, stop_words=frozenset())),
+        bench.per_question(PROPOSED),
+    )
+    better = sum(after[n] > before[n] for n in before)
+    worse = sum(after[n] < before[n] for n in before)
+    print(
+        f"\nproposed vs every word OR-ed, per question: {better} better, {worse} worse, "
+        f"{len(before) - better - worse} unchanged"
+    )
     return 0
+
+
+def print_sensitivity(bench: Bench) -> None:
+    """Dev R@10 over the k1/b grid (with Lucene idf, no feedback) and over the feedback
+    grid (k1 0.9, b 0.3), so the choice can be seen to sit on a plateau."""
+    k1s, bs = (0.6, 0.9, 1.2, 1.5, 2.0), (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 0.9)
+    print("| k1 / b (Lucene idf, no feedback) | " + " | ".join(str(b) for b in bs) + " |")
+    print("|---" * (len(bs) + 1) + "|")
+    for k1 in k1s:
+        cells = [f"{bench.score(replace(BASE, idf='lucene', k1=k1, b=b)):.3f}" for b in bs]
+        print(f"| {k1} | " + " | ".join(cells) + " |")
+    print()
+    shares = (0.2, 0.3, 0.4, 0.5)
+    tuned = replace(BASE, idf="lucene", k1=0.9, b=0.3)
+    print("| feedback hits, words / share | " + " | ".join(str(s) for s in shares) + " |")
+    print("|---" * (len(shares) + 1) + "|")
+    for hits, words in itertools.product((3, 5, 10), (4, 8, 16)):
+        grid = [
+            replace(tuned, feedback_documents=hits, feedback_terms=words, feedback_share=s)
+            for s in shares
+        ]
+        cells = [f"{bench.score(config):.3f}" for config in grid]
+        print(f"| {hits}, {words} | " + " | ".join(cells) + " |")
+    print()
 
 
 def describe(config: Config, against: Config) -> str:

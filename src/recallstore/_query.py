@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from recallstore._porter import porter_stem
+from recallstore._text import _TOKEN as _WORD
 from recallstore._text import query_terms, tokenize
 
 _Item = TypeVar("_Item")
@@ -309,7 +310,9 @@ class CorpusStatistics:
 
 def document_stems(content: str) -> list[str]:
     """The stems of ``content`` in order: what every backend indexes for a record."""
-    return [porter_stem(word) for word in tokenize(content)]
+    # ASCII text needs no Unicode normalisation, and skipping it is most of the cost.
+    words = _WORD.findall(content.lower()) if content.isascii() else tokenize(content)
+    return [porter_stem(word) for word in words]
 
 
 def bm25_score(
@@ -322,11 +325,20 @@ def bm25_score(
 ) -> float:
     """The weighted BM25 score of one record (its :func:`document_stems`); 0.0 when it
     contains no query term. Each term's contribution is multiplied by its weight."""
-    if not stems:
+    return _bm25(query, Counter(stems), len(stems), statistics, k1, b)
+
+
+def _bm25(
+    query: Sequence[QueryTerm],
+    counts: Mapping[str, int],
+    length: int,
+    statistics: CorpusStatistics,
+    k1: float = BM25_K1,
+    b: float = BM25_B,
+) -> float:
+    if not length:
         return 0.0
-    counts = Counter(stems)
-    average = statistics.average_length or 1.0
-    norm = k1 * (1 - b + b * len(stems) / average)
+    norm = k1 * (1 - b + b * length / (statistics.average_length or 1.0))
     score = 0.0
     for term in query:
         frequency = counts.get(term.stem, 0)
@@ -391,14 +403,21 @@ async def rank_records(
     found = await fetch(query, max(candidates, limit))
     if not found:
         return []
+    parsed: dict[str, Counter[str]] = {}  # by content: both passes mostly see the same records
+    known = await statistics([term.stem for term in query])
     if feedback > 0:
-        first = _score(query, found, await statistics([t.stem for t in query]))
+        first = _score(query, found, known, parsed)
         contents = [candidate.content for _, candidate in first[:feedback]]
-        stems = feedback_stems(contents)
-        known = await statistics(stems)
-        query = expand_query(query, contents, known.document_frequency, known.total_documents)
+        more = await statistics(feedback_stems(contents))
+        query = expand_query(query, contents, more.document_frequency, more.total_documents)
+        # Every expanded term is a query or feedback stem, so the two lookups cover it.
+        known = CorpusStatistics(
+            known.total_documents,
+            known.average_length,
+            {**more.document_frequency, **known.document_frequency},
+        )
         found = await fetch(query, max(candidates, limit))
-    ranked = _score(query, found, await statistics([t.stem for t in query]))
+    ranked = _score(query, found, known, parsed)
     return [(score, candidate.item) for score, candidate in ranked[:limit]]
 
 
@@ -406,10 +425,14 @@ def _score(
     query: Sequence[QueryTerm],
     found: Sequence[Candidate[_Item]],
     statistics: CorpusStatistics,
+    parsed: dict[str, Counter[str]],
 ) -> list[tuple[float, Candidate[_Item]]]:
-    scored = [
-        (bm25_score(query, document_stems(c.content), statistics), c)
-        for c in sorted(found, key=lambda c: c.recency, reverse=True)
-    ]
+    scored = []
+    for candidate in sorted(found, key=lambda c: c.recency, reverse=True):
+        counts = parsed.get(candidate.content)
+        if counts is None:
+            counts = parsed[candidate.content] = Counter(document_stems(candidate.content))
+        length = counts.total()
+        scored.append((_bm25(query, counts, length, statistics), candidate))
     # sorted() is stable, so equal scores keep the newest-first order set above.
     return sorted((pair for pair in scored if pair[0] > 0), key=lambda pair: -pair[0])
