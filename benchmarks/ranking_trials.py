@@ -120,11 +120,19 @@ class Config:
     feedback_share: float = 0.3
     proximity: float = 0.0
     candidates: int = 0  # re-rank only FTS5's top N by its own bm25() (0: every match)
+    feedback_needs_query_word: bool = False  # feedback adds no record lacking a query word
 
 
 BASE = Config()
 FTS5_BM25 = BASE
-PROPOSED = Config(k1=0.9, b=0.3, idf="lucene", feedback_documents=5, candidates=100)
+PROPOSED = Config(
+    k1=0.9,
+    b=0.3,
+    idf="lucene",
+    feedback_documents=5,
+    candidates=100,
+    feedback_needs_query_word=True,
+)
 """What _query.rank_records does."""
 """FTS5's own bm25(): k1 1.2, b 0.75, its idf, every term weight 1."""
 
@@ -242,6 +250,7 @@ def search(corpus: Corpus, question: Question, config: Config) -> list[str]:
     plan = query_plan(question.text, corpus, config)
     ranked = rank(corpus, question.sample, plan, config)
     if config.feedback_documents and ranked:
+        first_plan = list(plan)
         feedback = [corpus.memories[i].content for _, i in ranked[: config.feedback_documents]]
         plan = list(
             expand_query(
@@ -254,6 +263,10 @@ def search(corpus: Corpus, question: Question, config: Config) -> list[str]:
             )
         )
         ranked = rank(corpus, question.sample, plan, config)
+        if config.feedback_needs_query_word:
+            # S10: a keyword search returns only records holding a word of the query.
+            original = {term.stem for term in first_plan}
+            ranked = [pair for pair in ranked if original & corpus.memories[pair[1]].counts.keys()]
     return [corpus.memories[i].dia_id for _, i in ranked[:LIMIT]]
 
 
@@ -355,6 +368,11 @@ def trials() -> list[Trial]:
             "re-rank only FTS5's own top 100 (what the SQLite store can afford)",
             feedback,
             [replace(feedback, candidates=100)],
+        ),
+        Trial(
+            "feedback re-orders but adds no record lacking a query word (S10)",
+            replace(feedback, candidates=100),
+            [PROPOSED],
         ),
         Trial("everything above, against today's store", every_word, [PROPOSED]),
         Trial(

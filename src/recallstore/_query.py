@@ -395,7 +395,8 @@ async def rank_records(
     The one ranking every keyword backend shares: :func:`plan_query`, a first pass
     re-scored with :func:`bm25_score`, pseudo-relevance feedback from its ``feedback``
     best hits (:func:`expand_query`; 0 turns it off), and a second pass with the
-    expanded query. Only records matching an original or added term are returned.
+    expanded query. Only records holding a word of ``text`` itself are returned
+    (S10): feedback words change the order, never the membership.
     """
     query = plan_query(text)
     if not query or limit <= 0:
@@ -403,6 +404,7 @@ async def rank_records(
     found = await fetch(query, max(candidates, limit))
     if not found:
         return []
+    original = {term.stem for term in query}
     parsed: dict[str, Counter[str]] = {}  # by content: both passes mostly see the same records
     known = await statistics([term.stem for term in query])
     if feedback > 0:
@@ -418,6 +420,9 @@ async def rank_records(
         )
         found = await fetch(query, max(candidates, limit))
     ranked = _score(query, found, known, parsed)
+    # S10: a keyword search returns only records holding a word of the query; feedback
+    # words re-weight those records but never bring in one without such a word.
+    ranked = [pair for pair in ranked if original & parsed[pair[1].content].keys()]
     return [(score, candidate.item) for score, candidate in ranked[:limit]]
 
 

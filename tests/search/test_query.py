@@ -22,6 +22,7 @@ from recallstore._query import (
     plan_query,
     rank_records,
 )
+from recallstore.testing._harness import FILLER_WORDS
 
 
 @pytest.mark.parametrize(
@@ -201,17 +202,62 @@ async def test_rank_records_ties_rank_newer_first_and_respect_limit() -> None:
     assert records.fetched == [["appl"]]
 
 
-async def test_rank_records_feedback_finds_related_records() -> None:
+async def test_rank_records_feedback_reorders_but_never_adds_records() -> None:
     records = _Records(
         [
-            "Alice adopted a puppy named Biscuit",
-            "Biscuit chewed the sofa again",
-            "the weather was grey all week",
+            "puppy adopted from the shelter",
+            "a puppy on the beach with a ball",
+            "our puppy, adopted from a shelter in spring, sleeps all day",
+            "Biscuit was adopted from the shelter",  # no query word
+            *(f"weather note {n}" for n in range(20)),
         ]
     )
     without = await rank_records("puppy", records.fetch, records.statistics, 10, feedback=0)
-    assert [item for _, item in without] == ["r0"]
+    assert [item for _, item in without] == ["r0", "r1", "r2"]
     ranked = await rank_records("puppy", records.fetch, records.statistics, 10)
-    # Biscuit came from the first hit, so the record about Biscuit alone is found too.
-    assert [item for _, item in ranked] == ["r0", "r1"]
-    assert "biscuit" in records.fetched[-1]
+    # The best hit's words (adopted, shelter) lift the record that shares them above
+    # the shorter one about a beach; the record without "puppy" stays out (S10).
+    assert [item for _, item in ranked] == ["r0", "r2", "r1"]
+    second_pass = records.fetched[-1]
+    assert second_pass[0] == "puppi"
+    assert {"adopt", "shelter"} <= set(second_pass)
+
+
+def _kit_corpus(*contents: str) -> _Records:
+    """The conformance kit's ordering corpora: 20 filler records, then ``contents``."""
+    fillers = [
+        " ".join(FILLER_WORDS[(n + offset) % len(FILLER_WORDS)] for offset in range(3))
+        for n in range(20)
+    ]
+    return _Records([*fillers, *contents])
+
+
+@pytest.mark.parametrize("feedback", [0, 5], ids=["plain", "feedback"])
+async def test_rank_records_keeps_the_kit_ordering_rules(feedback: int) -> None:
+    # S11, rarer term first: "zircon" (1 record) beats "basalt" (3 records).
+    records = _kit_corpus(
+        "zircon quartz mica", "basalt shale flint", "basalt chalk loam", "basalt slate tuff"
+    )
+    ranked = await rank_records(
+        "zircon basalt", records.fetch, records.statistics, 10, feedback=feedback
+    )
+    assert ranked[0][1] == "r20"
+    assert {item for _, item in ranked} == {"r20", "r21", "r22", "r23"}
+    # S11, more matching terms first.
+    records = _kit_corpus(
+        "zircon basalt gneiss quartz",
+        "zircon basalt mica shale",
+        "zircon quartz mica shale",
+        "basalt quartz mica shale",
+    )
+    ranked = await rank_records(
+        "zircon basalt gneiss", records.fetch, records.statistics, 10, feedback=feedback
+    )
+    found = [item for _, item in ranked]
+    assert found[:2] == ["r20", "r21"]
+    assert set(found[2:]) == {"r22", "r23"}
+    # S10, equal relevance: newest first.
+    records = _kit_corpus("copper kettle", "copper kettle", "copper kettle")
+    for text in ("copper", "kettle copper"):
+        ranked = await rank_records(text, records.fetch, records.statistics, 10, feedback=feedback)
+        assert [item for _, item in ranked] == ["r22", "r21", "r20"]
