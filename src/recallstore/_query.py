@@ -5,9 +5,15 @@ SQLite, in-memory and Postgres stores search for the same words with the same we
 
 1. :func:`plan_query` — the query's words (see ``_text.query_terms``), English stop
    words dropped unless the query has nothing else, one term per stem.
-2. :func:`expand_query` — optional pseudo-relevance feedback (RM3): words that the
-   best first-pass hits share, weighted by how much of those hits they make up and by
-   how rare they are in the store, added at a fixed share of the query's weight.
+2. :func:`expand_query` — pseudo-relevance feedback (RM3-style): words of the best
+   first-pass hits, weighted by how much of those hits they make up and by how rare
+   they are in the store, added at a fixed share of the query's weight.
+3. :func:`bm25_score` — weighted BM25 (k1 :data:`BM25_K1`, b :data:`BM25_B`, Lucene's
+   idf) over :func:`document_stems`, with store-wide statistics.
+
+:func:`rank_records` runs the three over a backend's two callbacks (find candidates,
+count documents), so each backend supplies only its index look-ups. The figures
+behind every constant are in docs/benchmarks.md ("Ranking techniques tried").
 
 A :class:`QueryTerm` carries both the word as typed (what FTS5, which stems by
 itself, is asked for) and its Porter stem (what the in-memory and Postgres backends
@@ -30,161 +36,17 @@ from recallstore._text import query_terms, tokenize
 _Item = TypeVar("_Item")
 
 STOP_WORDS: frozenset[str] = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "ain",
-        "all",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "aren",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "couldn",
-        "d",
-        "did",
-        "didn",
-        "do",
-        "does",
-        "doesn",
-        "doing",
-        "don",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "hadn",
-        "has",
-        "hasn",
-        "have",
-        "haven",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "herself",
-        "him",
-        "himself",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "isn",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "ll",
-        "m",
-        "ma",
-        "me",
-        "mightn",
-        "more",
-        "most",
-        "mustn",
-        "my",
-        "myself",
-        "needn",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "o",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "ourselves",
-        "out",
-        "over",
-        "own",
-        "re",
-        "s",
-        "same",
-        "shan",
-        "she",
-        "should",
-        "shouldn",
-        "so",
-        "some",
-        "such",
-        "t",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "themselves",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "ve",
-        "very",
-        "was",
-        "wasn",
-        "we",
-        "were",
-        "weren",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "won",
-        "wouldn",
-        "y",
-        "you",
-        "your",
-        "yours",
-        "yourself",
-        "yourselves",
-    ]
+    """
+    a about above after again against ain all am an and any are aren as at be because
+    been before being below between both but by can couldn d did didn do does doesn
+    doing don down during each few for from further had hadn has hasn have haven having
+    he her here hers herself him himself his how i if in into is isn it its itself just
+    ll m ma me mightn more most mustn my myself needn no nor not now o of off on once
+    only or other our ours ourselves out over own re s same shan she should shouldn so
+    some such t than that the their theirs them themselves then there these they this
+    those through to too under until up ve very was wasn we were weren what when where
+    which while who whom why will with won wouldn y you your yours yourself yourselves
+    """.split()  # noqa: SIM905 - a word list reads better as text
 )
 """English stop words (the common NLTK list, split at apostrophes as our tokens are).
 
@@ -199,7 +61,7 @@ statements of similar length: normalising by length mostly punishes the more
 informative ones. See docs/benchmarks.md for the measured sensitivity."""
 RERANK_CANDIDATES = 100
 """How many of an index's own best matches a backend that cannot score with BM25_K1
-and BM25_B itself (SQLite FTS5, Postgres) re-scores with :func:`bm25_scores`."""
+and BM25_B itself (SQLite FTS5, Postgres) re-scores with :func:`bm25_score`."""
 FEEDBACK_DOCUMENTS = 5
 """How many first-pass hits pseudo-relevance feedback reads."""
 FEEDBACK_TERMS = 8
@@ -247,7 +109,7 @@ def expand_query(
     terms: int = FEEDBACK_TERMS,
     share: float = FEEDBACK_SHARE,
 ) -> tuple[QueryTerm, ...]:
-    """``query`` re-weighted and extended by pseudo-relevance feedback (RM3).
+    """``query`` re-weighted and extended by pseudo-relevance feedback (RM3-style).
 
     ``feedback`` holds the contents of the best first-pass hits, best first (use
     :data:`FEEDBACK_DOCUMENTS` of them). Each non-stop word of those hits scores its
