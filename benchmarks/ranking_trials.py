@@ -8,8 +8,11 @@ question's evidence turns among its 10 hits, averaged over questions.
 
 Three kinds of figure:
 
-* **store** — ``SqliteMemoryStore.search`` as it is today, and plain FTS5 (the store's
-  own file and tokenizer, ``ORDER BY bm25()``) with stop words dropped;
+* **store** — ``SqliteMemoryStore.search`` as it is today, plain FTS5 (the store's own
+  file and tokenizer, ``ORDER BY bm25()``) with stop words dropped, and the proposed
+  ranking (``recallstore._query.rank_records``) both over the store's file (FTS5
+  candidates, as the SQLite backend would run it) and over every match (as the
+  in-memory backend would);
 * **trials** — a Python BM25 ranker over the same Porter stems as FTS5 (one shared
   statistic over every conversation, as a store has), so that k1, b, idf, term
   weights, feedback and proximity can be varied freely. Each row changes one thing
@@ -445,6 +448,38 @@ def prototype_recall(path: Path, questions: list[Question]) -> tuple[float, floa
     return mean(values), 1000 * elapsed / len(questions)
 
 
+def memory_recall(bench: Bench) -> tuple[float, float]:
+    """Recall of ``_query.rank_records`` the in-memory backend's way: every record of the
+    scope holding a query stem is a candidate, statistics from Python counts."""
+    corpus = bench.corpora[True]
+
+    async def one(question: Question) -> list[str]:
+        async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[str]]:
+            found = sorted(
+                {i for t in terms for i in corpus.postings.get((question.sample, t.stem), ())}
+            )
+            return [
+                Candidate(corpus.memories[i].dia_id, corpus.memories[i].content, (f"{i:09d}", ""))
+                for i in found
+            ]
+
+        async def statistics(stems: Sequence[str]) -> CorpusStatistics:
+            frequency = {stem: corpus.df[stem] for stem in stems if stem in corpus.df}
+            return CorpusStatistics(corpus.total, corpus.average_length, frequency)
+
+        ranked = await rank_records(
+            question.text, fetch, statistics, LIMIT, candidates=corpus.total
+        )
+        return [item for _, item in ranked]
+
+    async def every() -> list[float]:
+        return [recall(await one(q), q) for q in bench.questions]
+
+    started = time.perf_counter()
+    values = asyncio.run(every())
+    return mean(values), 1000 * (time.perf_counter() - started) / len(bench.questions)
+
+
 def fts5_recall(
     path: Path, questions: list[Question], words: Callable[[str], list[str]]
 ) -> tuple[float, float]:
@@ -480,10 +515,12 @@ def main(argv: list[str] | None = None) -> int:
         f"LoCoMo {args.data.name}: {len(bench.questions)} questions of categories 1-4, "
         f"halves {sorted(bench.halves[0])} / {sorted(bench.halves[1])}; recall@{LIMIT}"
     )
-    print("| through the store's SQLite file | R@10 | ms/query |")
+    print("| ranking | R@10 | ms/query |")
     print("|---|---|---|")
     for name, (value, milliseconds) in asyncio.run(store_figures(bench)).items():
         print(f"| {name} | {value:.3f} | {milliseconds:.2f} |")
+    value, milliseconds = memory_recall(bench)
+    print(f"| in-memory way: rank_records over every match | {value:.3f} | {milliseconds:.2f} |")
     print(f"| Python BM25 over the same stems, stop words dropped | {bench.score(BASE):.3f} | |")
     print()
     print_sensitivity(bench)
