@@ -4,9 +4,13 @@ Scoped per tenant and user, invalidated instead of overwritten, local-first on a
 bundled SQLite FTS5 store, and observable over SSE and OpenTelemetry.
 """
 
-from recallstore.backends.memory import InMemoryMemoryStore
-from recallstore.backends.postgres import PostgresMemoryStore
-from recallstore.backends.sqlite import SqliteMemoryStore
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from recallstore.backends.base import BaseMemoryStore, StoreDescription
+from recallstore.backends.registry import describe_store, register_backend
 from recallstore.capability import MemoryCapability, MemoryInstance
 from recallstore.context import CallContext, call_context, current_call_context
 from recallstore.errors import (
@@ -38,7 +42,7 @@ from recallstore.records import (
     Provenance,
 )
 from recallstore.scripted import Reply, ScriptedConversation, ScriptedModel, ToolCall
-from recallstore.store import MemoryStore
+from recallstore.store import MemoryStore, deterministic_ids
 from recallstore.toolbox import MemoryToolbox
 from recallstore.tools import (
     Tool,
@@ -50,7 +54,33 @@ from recallstore.tools import (
     openai_tool,
 )
 
+if TYPE_CHECKING:
+    from recallstore.backends.memory import InMemoryMemoryStore
+    from recallstore.backends.postgres import PostgresMemoryStore
+    from recallstore.backends.sqlite import SqliteMemoryStore
+
 __version__ = "0.1.0"
+
+# The backends are imported on first use, so ``import recallstore`` loads none of them.
+_BACKENDS = {
+    "InMemoryMemoryStore": "recallstore.backends.memory",
+    "PostgresMemoryStore": "recallstore.backends.postgres",
+    "SqliteMemoryStore": "recallstore.backends.sqlite",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _BACKENDS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'recallstore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_BACKENDS})
+
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -59,6 +89,7 @@ __all__ = [
     "MAX_LIMIT",
     "MEMORY_KINDS",
     "Awareness",
+    "BaseMemoryStore",
     "CallContext",
     "ConfigurationError",
     "EventBus",
@@ -91,6 +122,7 @@ __all__ = [
     "ScriptedConversation",
     "ScriptedModel",
     "SqliteMemoryStore",
+    "StoreDescription",
     "StoreIncompatibleError",
     "StoreUnavailableError",
     "Tool",
@@ -103,7 +135,10 @@ __all__ = [
     "assemble_recall",
     "call_context",
     "current_call_context",
+    "describe_store",
+    "deterministic_ids",
     "load_memory_store",
     "mcp_tool",
     "openai_tool",
+    "register_backend",
 ]

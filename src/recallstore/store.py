@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -10,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
-from recallstore.errors import MemoryConflictError, MemoryValidationError
+from recallstore.errors import ConfigurationError, MemoryConflictError, MemoryValidationError
 from recallstore.records import (
     MemoryHit,
     MemoryRecord,
@@ -29,6 +30,7 @@ __all__ = [
     "SupportsExportRecords",
     "SupportsImportRecords",
     "check_import_batch",
+    "deterministic_ids",
     "is_storable_id",
     "new_record_id",
     "newest_timestamp",
@@ -131,9 +133,20 @@ def is_storable_id(record_id: str) -> bool:
 
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+_RANDOM_BITS = 80
 _id_lock = threading.Lock()
 _last_id_ms = 0
 _last_id_random = 0
+
+
+def _encode_id(time_part: int, random_part: int) -> str:
+    """26 lower-case Crockford base32 characters: 48 bits of time, then 80 random bits."""
+    value = (time_part << _RANDOM_BITS) | (random_part & ((1 << _RANDOM_BITS) - 1))
+    chars = []
+    for _ in range(26):
+        chars.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
 
 
 def new_record_id() -> str:
@@ -151,12 +164,30 @@ def new_record_id() -> str:
         else:
             _last_id_random = int.from_bytes(os.urandom(10), "big") >> 1
         _last_id_ms = now_ms
-        value = (now_ms << 80) | (_last_id_random & ((1 << 80) - 1))
-    chars = []
-    for _ in range(26):
-        chars.append(_CROCKFORD[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+        return _encode_id(now_ms, _last_id_random)
+
+
+def deterministic_ids(seed: int = 0) -> Callable[[], str]:
+    """A seeded source of record ids, for tests and examples that pin ids in snapshots.
+
+    Pass it to a store beside a fixed clock: ``SqliteMemoryStore(path, ids=deterministic_ids())``.
+    The same seed gives the same sequence in every run. Ids have :func:`new_record_id`'s
+    layout (26 URL-safe characters) and each one sorts after the one before, so "id
+    desc" stays a recency tie-break; the time part is a call counter, not the time.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigurationError(f"deterministic_ids() takes an int seed, got {seed!r}")
+    draw = random.Random(seed).getrandbits
+    lock = threading.Lock()
+    issued = 0
+
+    def next_id() -> str:
+        nonlocal issued
+        with lock:
+            issued += 1
+            return _encode_id(issued, draw(_RANDOM_BITS))
+
+    return next_id
 
 
 class MonotonicClock:

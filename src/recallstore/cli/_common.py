@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.registry import describe_store
 from recallstore.errors import MemoryValidationError
 from recallstore.load import load_memory_store
 from recallstore.records import MemoryRecord, parse_scope_pairs
@@ -45,7 +45,7 @@ def default_db() -> str:
 
 def store_file(store: MemoryStore) -> Path | None:
     """The database file behind ``store``, or None when it has none (``memory:``)."""
-    return store.path if isinstance(store, SqliteMemoryStore) else None
+    return describe_store(store).path
 
 
 def open_store(target: str, *, must_exist: bool) -> MemoryStore:
