@@ -92,10 +92,6 @@ class InMemoryMemoryStore(BaseMemoryStore[None]):
         found = ((record_id, self._records.get(record_id)) for record_id in ids)
         return {record_id: record for record_id, record in found if record is not None}
 
-    async def _fetch_invalid(self, handle: None, ids: Sequence[str]) -> dict[str, bool]:
-        found = await self._fetch_records(handle, ids)
-        return {record_id: record.is_invalidated for record_id, record in found.items()}
-
     async def _insert(self, handle: None, records: Sequence[MemoryRecord]) -> None:
         for record in records:
             self._records[record.id] = record

@@ -212,18 +212,6 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
                 found[record_id] = record_from_row(row)
         return found
 
-    async def _fetch_invalid(
-        self, handle: aiosqlite.Connection, ids: Sequence[str]
-    ) -> dict[str, bool]:
-        state = {}
-        for record_id in ids:
-            row = await fetchone(
-                handle, "SELECT invalid_at FROM memory_records WHERE id = ?", (record_id,)
-            )
-            if row is not None:
-                state[record_id] = row[0] is not None
-        return state
-
     async def _insert(self, handle: aiosqlite.Connection, records: Sequence[MemoryRecord]) -> None:
         await insert_records(handle, records)
 

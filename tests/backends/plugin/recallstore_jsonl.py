@@ -13,11 +13,11 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Self
+from typing import Any, Self
 
 from recallstore import (
     BaseMemoryStore,
@@ -30,14 +30,7 @@ from recallstore import (
     StoreUnavailableError,
 )
 from recallstore.backends.base import RecordChanges
-from recallstore.store import (
-    EXPORT_EXTENSION,
-    IMPORT_EXTENSION,
-    Clock,
-    new_record_id,
-    newest_timestamp,
-    utc_now,
-)
+from recallstore.store import EXPORT_EXTENSION, IMPORT_EXTENSION, newest_timestamp
 
 SCHEME = "jsonl"
 
@@ -49,18 +42,13 @@ class JsonlMemoryStore(BaseMemoryStore[InMemoryMemoryStore]):
     durable = True
     extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION})
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        clock: Clock = utc_now,
-        ids: Callable[[], str] = new_record_id,
-    ) -> None:
-        super().__init__(clock=clock, ids=ids)
+    def __init__(self, path: str | os.PathLike[str], **options: Any) -> None:
+        """``options`` are the base class's: ``clock`` and ``ids``."""
+        super().__init__(**options)
         self.path = Path(path).absolute()
         self._lock = asyncio.Lock()
         self._open = False
-        self._index = InMemoryMemoryStore(clock=clock)
+        self._index = InMemoryMemoryStore(clock=self._now)
         self._signature: tuple[int, int, int] | None = None
 
     @classmethod
@@ -112,12 +100,6 @@ class JsonlMemoryStore(BaseMemoryStore[InMemoryMemoryStore]):
     ) -> dict[str, MemoryRecord]:
         found = {record_id: await handle.get(record_id) for record_id in ids}
         return {record_id: record for record_id, record in found.items() if record is not None}
-
-    async def _fetch_invalid(
-        self, handle: InMemoryMemoryStore, ids: Sequence[str]
-    ) -> dict[str, bool]:
-        found = await self._fetch_records(handle, ids)
-        return {record_id: record.is_invalidated for record_id, record in found.items()}
 
     async def _insert(self, handle: InMemoryMemoryStore, records: Sequence[MemoryRecord]) -> None:
         await handle.import_records(records)
