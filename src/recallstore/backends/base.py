@@ -8,9 +8,9 @@ says about those operations, once for every backend:
 
 * the open check (:class:`~recallstore.errors.StoreUnavailableError` on a closed store);
 * ``write([])`` → ``[]``; the reason check of ``invalidate``; ids no store can hold;
-* supersede validation, over ``_fetch_records``: a missing target is not found, one
-  already invalid (or named twice in the batch) is a conflict, and nothing is
-  written either way;
+* supersede validation, over one state read (``_fetch_invalid``): a missing target
+  is not found, one already invalid (or named twice in the batch) is a conflict,
+  and nothing is written either way;
 * the "matches nothing" shortcut of ``search`` (limit 0, ``kinds=[]``, no words);
 * the monotonic clock and the id source (``clock=``, ``ids=``);
 * ``capabilities()``, built from the class attributes ``search_mode``, ``durable``
@@ -172,10 +172,10 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
         if not is_storable_id(id):
             raise MemoryNotFoundError(id)
         async with self._writing() as handle:
-            record = (await self._fetch_records(handle, [id])).get(id)
-            if record is None:
+            state = await self._fetch_invalid(handle, [id])
+            if id not in state:
                 raise MemoryNotFoundError(id)
-            if record.is_invalidated:
+            if state[id]:
                 return
             stamp = self._clock()
             invalidated: RecordChanges = {
@@ -244,12 +244,12 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
 
     async def _check_supersede_targets(self, handle: Handle, targets: Sequence[str]) -> None:
         """Missing → not found; already invalid or named twice in the batch → conflict (S3)."""
-        stored = await self._fetch_records(handle, [t for t in targets if is_storable_id(t)])
+        state = await self._fetch_invalid(handle, [t for t in targets if is_storable_id(t)])
         seen: set[str] = set()
         for target in targets:
-            if target not in stored:
+            if target not in state:
                 raise MemoryNotFoundError(target)
-            if stored[target].is_invalidated or target in seen:
+            if state[target] or target in seen:
                 raise MemoryConflictError(target, "it is already invalidated")
             seen.add(target)
 
@@ -274,11 +274,17 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
 
     @abstractmethod
     async def _fetch_records(self, handle: Handle, ids: Sequence[str]) -> dict[str, MemoryRecord]:
-        """The stored records among ``ids``, by id; absent ids are left out.
+        """The stored records among ``ids``, by id; absent ids are left out."""
 
-        Through a write transaction, this is how the base class reads supersede and
-        invalidate targets: what it returns must stay true until the transaction ends.
+    async def _fetch_invalid(self, handle: Handle, ids: Sequence[str]) -> dict[str, bool]:
+        """For each stored id among ``ids``: whether the record is already invalid.
+
+        The one read behind supersede and invalidate checks, always made through a
+        write transaction: what it returns must stay true until that ends. Derived
+        from :meth:`_fetch_records`; a backend may override it with a lighter query.
         """
+        found = await self._fetch_records(handle, ids)
+        return {record_id: record.is_invalidated for record_id, record in found.items()}
 
     @abstractmethod
     async def _insert(self, handle: Handle, records: Sequence[MemoryRecord]) -> None:

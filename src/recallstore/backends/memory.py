@@ -40,7 +40,6 @@ class InMemoryMemoryStore(BaseMemoryStore[None]):
     after ``aclose()`` calls fail until it is opened again, its records intact.
     """
 
-    search_mode = "keyword"
     durable = False
     extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION})
 

@@ -63,7 +63,6 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
     Keyword search (stemmed, rarity-weighted), durable, import and export.
     """
 
-    search_mode = "keyword"
     durable = True
     extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION})
 
@@ -196,8 +195,7 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
     ) -> dict[str, MemoryRecord]:
         from psycopg.pq import TransactionStatus
 
-        # Inside a write transaction, lock what we read until it commits: row locks
-        # serialise concurrent supersedes of one record, and the loser sees it invalid.
+        # Inside a write transaction (an import), lock what we read until it commits.
         locking = handle.info.transaction_status == TransactionStatus.INTRANS
         cursor = await handle.execute(
             f"SELECT {_COLUMNS} FROM {self._table} WHERE id = ANY(%s)"
@@ -205,6 +203,17 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
             (list(ids),),
         )
         return {row[0]: _record(row) for row in await cursor.fetchall()}
+
+    async def _fetch_invalid(
+        self, handle: AsyncConnection[Any], ids: Sequence[str]
+    ) -> dict[str, bool]:
+        # Row locks serialise concurrent supersedes of one record: the loser sees it
+        # invalidated once the winner commits.
+        cursor = await handle.execute(
+            f"SELECT id, invalid_at FROM {self._table} WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
+            (list(ids),),
+        )
+        return {row[0]: row[1] is not None for row in await cursor.fetchall()}
 
     async def _insert(self, handle: AsyncConnection[Any], records: Sequence[MemoryRecord]) -> None:
         async with handle.cursor() as cursor:

@@ -64,7 +64,6 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     is left untouched.
     """
 
-    search_mode = "keyword"
     durable = True
     extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION})
 
@@ -203,14 +202,14 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     async def _fetch_records(
         self, handle: aiosqlite.Connection, ids: Sequence[str]
     ) -> dict[str, MemoryRecord]:
-        found = {}
-        for record_id in ids:
-            row = await fetchone(
-                handle, f"SELECT {COLUMNS} FROM memory_records WHERE id = ?", (record_id,)
-            )
-            if row is not None:
-                found[record_id] = record_from_row(row)
-        return found
+        rows = await _rows_by_id(handle, COLUMNS, ids)
+        return {record_id: record_from_row(row) for record_id, row in rows.items()}
+
+    async def _fetch_invalid(
+        self, handle: aiosqlite.Connection, ids: Sequence[str]
+    ) -> dict[str, bool]:
+        rows = await _rows_by_id(handle, "invalid_at", ids)
+        return {record_id: row[0] is not None for record_id, row in rows.items()}
 
     async def _insert(self, handle: aiosqlite.Connection, records: Sequence[MemoryRecord]) -> None:
         await insert_records(handle, records)
@@ -283,6 +282,20 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
                 return
             last = rows[-1]
             after = (last[COLUMN_NAMES.index("created_at")], last[0])
+
+
+async def _rows_by_id(
+    conn: aiosqlite.Connection, columns: str, ids: Sequence[str]
+) -> dict[str, sqlite3.Row | tuple[Any, ...]]:
+    """``columns`` of the stored records among ``ids``, by id (one indexed look-up each)."""
+    found = {}
+    for record_id in ids:
+        row = await fetchone(
+            conn, f"SELECT {columns} FROM memory_records WHERE id = ?", (record_id,)
+        )
+        if row is not None:
+            found[record_id] = row
+    return found
 
 
 def _sqlite_url_path(url: str) -> Path:
