@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
-from recallstore.errors import ConfigurationError, MemoryConflictError, MemoryValidationError
+from recallstore.errors import MemoryConflictError, MemoryValidationError
 from recallstore.records import (
     MemoryHit,
     MemoryRecord,
@@ -176,7 +176,7 @@ def deterministic_ids(seed: int = 0) -> Callable[[], str]:
     desc" stays a recency tie-break; the time part is a call counter, not the time.
     """
     if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigurationError(f"deterministic_ids() takes an int seed, got {seed!r}")
+        raise TypeError(f"deterministic_ids seed must be an int, got {seed!r}")
     draw = random.Random(seed).getrandbits
     lock = threading.Lock()
     issued = 0

@@ -156,3 +156,24 @@ def test_an_unknown_top_level_name_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="NoSuchStore"):
         recallstore.NoSuchStore  # noqa: B018
+
+
+def test_a_backends_missing_dependency_keeps_its_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recallstore import MissingDependencyError
+
+    (tmp_path / "needs_extra_backend.py").write_text(
+        "from recallstore.errors import MissingDependencyError\n"
+        "raise MissingDependencyError('the needs-extra backend', 'needs-extra')\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    register_backend("needsextra", "needs_extra_backend:Store.from_url")
+    try:
+        with pytest.raises(
+            MissingDependencyError, match=r"pip install 'recallstore\[needs-extra\]'"
+        ):
+            load_memory_store("needsextra:x")
+    finally:
+        unregister_backend("needsextra")

@@ -170,15 +170,3 @@ async def test_concurrent_imports_of_one_batch_skip_or_conflict_never_leak_error
         )
         assert len([o for o in outcomes if o == len(batch)]) == 1, outcomes
         assert len([o for o in outcomes if isinstance(o, MemoryConflictError)]) == 1, outcomes
-
-
-async def test_injected_ids_are_the_record_ids(postgres_url: str, postgres_schema: str) -> None:
-    from recallstore import deterministic_ids
-
-    store = PostgresMemoryStore(postgres_url, schema=postgres_schema, ids=deterministic_ids(3))
-    async with store:
-        written = await store.write(
-            [MemoryWriteInput(scope={"user": "u1"}, content=text) for text in ("tea", "coffee")]
-        )
-    expected = deterministic_ids(3)
-    assert [record.id for record in written] == [expected(), expected()]
