@@ -4,10 +4,14 @@ Scoped per tenant and user, invalidated instead of overwritten, local-first on a
 bundled SQLite FTS5 store, and observable over SSE and OpenTelemetry.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from recallstore._version import __version__
-from recallstore.backends.memory import InMemoryMemoryStore
-from recallstore.backends.postgres import PostgresMemoryStore
-from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.base import BaseMemoryStore, StoreDescription
+from recallstore.backends.registry import describe_store, register_backend
 from recallstore.capability import MemoryCapability, MemoryInstance, memory_prompt
 from recallstore.chain import ChainLink, SupersedeChain, supersede_chain
 from recallstore.context import CallContext, call_context, current_call_context
@@ -42,7 +46,7 @@ from recallstore.records import (
 from recallstore.scope_text import format_scope, parse_scope_text
 from recallstore.scoped_memory import ScopedMemory
 from recallstore.scripted import Reply, ScriptedConversation, ScriptedModel, ToolCall
-from recallstore.store import MemoryStore
+from recallstore.store import MemoryStore, deterministic_ids
 from recallstore.toolbox import MemoryToolbox
 from recallstore.tools import (
     Tool,
@@ -56,6 +60,32 @@ from recallstore.tools import (
 )
 from recallstore.toolset import MEMORY_TOOLS, MemoryToolSpec
 
+if TYPE_CHECKING:
+    from recallstore.backends.memory import InMemoryMemoryStore
+    from recallstore.backends.postgres import PostgresMemoryStore
+    from recallstore.backends.sqlite import SqliteMemoryStore
+
+# The backends are imported on first use, so ``import recallstore`` loads none of them.
+_BACKENDS = {
+    "InMemoryMemoryStore": "recallstore.backends.memory",
+    "PostgresMemoryStore": "recallstore.backends.postgres",
+    "SqliteMemoryStore": "recallstore.backends.sqlite",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _BACKENDS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'recallstore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_BACKENDS})
+
+
 __all__ = [
     "DEFAULT_LIMIT",
     "EVENT_TYPES",
@@ -64,6 +94,7 @@ __all__ = [
     "MEMORY_KINDS",
     "MEMORY_TOOLS",
     "Awareness",
+    "BaseMemoryStore",
     "CallContext",
     "ChainLink",
     "ConfigurationError",
@@ -99,6 +130,7 @@ __all__ = [
     "ScriptedConversation",
     "ScriptedModel",
     "SqliteMemoryStore",
+    "StoreDescription",
     "StoreIncompatibleError",
     "StoreUnavailableError",
     "SupersedeChain",
@@ -113,12 +145,15 @@ __all__ = [
     "assemble_recall",
     "call_context",
     "current_call_context",
+    "describe_store",
+    "deterministic_ids",
     "format_scope",
     "load_memory_store",
     "mcp_tool",
     "memory_prompt",
     "openai_tool",
     "parse_scope_text",
+    "register_backend",
     "render_recall",
     "supersede_chain",
 ]

@@ -148,9 +148,20 @@ def is_valid_record_id(record_id: str) -> bool:
 
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+_RANDOM_BITS = 80
 _id_lock = threading.Lock()
 _last_id_ms = 0
 _last_id_random = 0
+
+
+def _encode_id(time_part: int, random_part: int) -> str:
+    """26 lower-case Crockford base32 characters: 48 bits of time, then 80 random bits."""
+    value = (time_part << _RANDOM_BITS) | (random_part & ((1 << _RANDOM_BITS) - 1))
+    chars = []
+    for _ in range(26):
+        chars.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
 
 
 def new_record_id() -> str:
@@ -168,39 +179,30 @@ def new_record_id() -> str:
         else:
             _last_id_random = int.from_bytes(os.urandom(10), "big") >> 1
         _last_id_ms = now_ms
-        value = (now_ms << 80) | (_last_id_random & ((1 << 80) - 1))
-    return _ulid_text(value)
+        return _encode_id(now_ms, _last_id_random)
 
 
 def deterministic_ids(seed: int = 0) -> Callable[[], str]:
-    """A repeatable source of record ids for tests: pass it to a store as ``ids=``.
+    """A seeded source of record ids, for tests and examples that pin ids in snapshots.
 
-    The same ``seed`` gives the same sequence in every process. Ids have
-    :func:`new_record_id`'s layout and each sorts after the previous one, so recency
-    tie-breaks behave as they do with real ids.
+    Pass it to a store beside a fixed clock: ``SqliteMemoryStore(path, ids=deterministic_ids())``.
+    The same seed gives the same sequence in every run. Ids have :func:`new_record_id`'s
+    layout (26 URL-safe characters) and each one sorts after the one before, so "id
+    desc" stays a recency tie-break; the time part is a call counter, not the time.
     """
-    if not isinstance(seed, int) or isinstance(seed, bool):
+    if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"deterministic_ids seed must be an int, got {seed!r}")
-    rng = random.Random(seed)
-    counter = 0
+    draw = random.Random(seed).getrandbits
     lock = threading.Lock()
+    issued = 0
 
     def next_id() -> str:
-        nonlocal counter
+        nonlocal issued
         with lock:
-            counter += 1
-            # The counter takes the time field, so ids are strictly increasing.
-            return _ulid_text((counter << 80) | rng.getrandbits(80))
+            issued += 1
+            return _encode_id(issued, draw(_RANDOM_BITS))
 
     return next_id
-
-
-def _ulid_text(value: int) -> str:
-    chars = []
-    for _ in range(26):
-        chars.append(_CROCKFORD[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
 
 
 class MonotonicClock:

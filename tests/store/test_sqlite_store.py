@@ -19,14 +19,14 @@ from recallstore import (
     Provenance,
     StoreUnavailableError,
 )
-from recallstore.backends import sqlite as sqlite_backend
-from recallstore.backends.sqlite import (
-    SqliteMemoryStore,
-    _choose_driver,
-    _filters,
-    _fts_expression,
-    _search_sql,
+from recallstore.backends import _sqlite_search as sqlite_search
+from recallstore.backends._sqlite_search import (
+    choose_driver,
+    filters_of,
+    fts_expression,
+    search_sql,
 )
+from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.store import MemoryStore
 
 
@@ -255,11 +255,11 @@ async def test_calls_on_an_unopened_or_closed_store_fail_clearly(tmp_path: Path)
 
 async def _plan(db: Path, query: MemorySearchQuery) -> tuple[str, int | None]:
     """The query plan the store would use for ``query`` on ``db``, and its driver filter."""
-    filters = _filters(query)
+    filters = filters_of(query)
     async with aiosqlite.connect(db) as conn:
-        driver = await _choose_driver(conn, filters)
-        expression = None if query.is_listing else _fts_expression(query.query or "")
-        sql, params = _search_sql(query, expression, datetime.now(UTC), filters, driver)
+        driver = await choose_driver(conn, filters)
+        expression = None if query.is_listing else fts_expression(query.query or "")
+        sql, params = search_sql(query, expression, datetime.now(UTC), filters, driver)
         async with conn.execute(f"EXPLAIN QUERY PLAN {sql}", params) as cursor:
             rows = await cursor.fetchall()
     return "\n".join(str(row[3]) for row in rows), driver
@@ -271,7 +271,7 @@ async def populated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
     The driver cap is lowered so a tenant (1,500 rows) counts as broad at this size.
     """
-    monkeypatch.setattr(sqlite_backend, "DRIVER_CAP", 1_000)
+    monkeypatch.setattr(sqlite_search, "DRIVER_CAP", 1_000)
     db = tmp_path / "memory.db"
     async with SqliteMemoryStore(db) as store:
         await store.write(

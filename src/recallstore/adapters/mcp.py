@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from recallstore._version import __version__
-from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.registry import describe_store
 from recallstore.errors import (
     MemoryValidationError,
     MissingDependencyError,
@@ -278,11 +278,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
     try:
         store = load_memory_store(args.db)
-        if isinstance(store, SqliteMemoryStore):
-            if store.path.is_dir():
-                raise _UsageError(f"--db {str(store.path)!r} is a directory, not a database file")
-            if not store.path.parent.is_dir():
-                raise _UsageError(f"--db {str(store.path)!r}: directory does not exist")
+        path = describe_store(store).path
+        if path is not None:
+            if path.is_dir():
+                raise _UsageError(f"--db {str(path)!r} is a directory, not a database file")
+            if not path.parent.is_dir():
+                raise _UsageError(f"--db {str(path)!r}: directory does not exist")
         # Build once before serving so a bad --conversation-id fails here, not mid-session.
         MemoryToolbox(
             store,

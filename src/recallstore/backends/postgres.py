@@ -11,43 +11,19 @@ Needs the ``postgres`` extra: ``pip install 'recallstore[postgres]'``.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Self
 
-from recallstore._text import query_terms, tokenize
-from recallstore.errors import (
-    ConfigurationError,
-    MemoryConflictError,
-    MemoryNotFoundError,
-    MissingDependencyError,
-    StoreIncompatibleError,
-    StoreUnavailableError,
-)
-from recallstore.records import (
-    MemoryHit,
-    MemoryRecord,
-    MemorySearchQuery,
-    MemoryStoreCapabilities,
-    MemoryWriteInput,
-    check_invalid_reason,
-)
-from recallstore.store import (
-    EXPORT_EXTENSION,
-    IMPORT_EXTENSION,
-    Clock,
-    MonotonicClock,
-    StoreLifecycle,
-    check_import_batch,
-    is_storable_id,
-    new_record_id,
-    newest_timestamp,
-    record_from_input,
-    records_to_import,
-    utc_now,
-)
+from recallstore._text import tokenize
+from recallstore.backends._postgres_schema import SCHEMA_VERSION, migrate
+from recallstore.backends._ranking import lucene_idf
+from recallstore.backends.base import BaseMemoryStore, RecordChanges, StoreDescription
+from recallstore.errors import ConfigurationError, MissingDependencyError, StoreUnavailableError
+from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
+from recallstore.store import EXPORT_EXTENSION, IMPORT_EXTENSION, Clock, new_record_id, utc_now
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -67,50 +43,6 @@ _COLUMNS = (
 )
 
 
-def _migrations(schema: str) -> list[list[str]]:
-    """The append-only migration ladder: entry ``n`` upgrades version ``n`` to ``n + 1``."""
-    return [
-        [
-            f"CREATE TEXT SEARCH DICTIONARY {schema}.english_stem_all "
-            "(TEMPLATE = snowball, LANGUAGE = english)",
-            f"CREATE TEXT SEARCH CONFIGURATION {schema}.memory_text (PARSER = pg_catalog.default)",
-            f"ALTER TEXT SEARCH CONFIGURATION {schema}.memory_text ADD MAPPING FOR "
-            "asciiword, word, numword, asciihword, hword, numhword, hword_asciipart, "
-            f"hword_part, hword_numpart WITH {schema}.english_stem_all",
-            f"ALTER TEXT SEARCH CONFIGURATION {schema}.memory_text ADD MAPPING FOR "
-            "int, uint, float, sfloat, version WITH simple",
-            f"""CREATE TABLE {schema}.memory_records (
-                id text PRIMARY KEY,
-                scope jsonb NOT NULL,
-                kind text NOT NULL,
-                content text NOT NULL,
-                tags text[] NOT NULL DEFAULT '{{}}',
-                provenance jsonb,
-                created_at timestamptz NOT NULL,
-                updated_at timestamptz NOT NULL,
-                invalid_at timestamptz,
-                invalid_reason text,
-                superseded_by text,
-                expires_at timestamptz,
-                target jsonb,
-                payload jsonb,
-                supports jsonb NOT NULL DEFAULT '[]',
-                search_text tsvector NOT NULL
-            )""",
-            f"CREATE INDEX memory_records_scope ON {schema}.memory_records "
-            "USING gin (scope jsonb_path_ops)",
-            f"CREATE INDEX memory_records_text ON {schema}.memory_records USING gin (search_text)",
-            f"CREATE INDEX memory_records_tags ON {schema}.memory_records USING gin (tags)",
-            f"CREATE INDEX memory_records_recency ON {schema}.memory_records "
-            "(created_at DESC, id DESC)",
-        ],
-    ]
-
-
-SCHEMA_VERSION = 1
-"""The schema version this code writes; a newer database is refused."""
-
-
 def _redact(dsn: str) -> str:
     return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1:***@", dsn))
 
@@ -125,8 +57,14 @@ def _tsquery_operand(term: str) -> str:
     return f"'{term}'"
 
 
-class PostgresMemoryStore(StoreLifecycle):
-    """A ``MemoryStore`` on PostgreSQL (13+), in its own schema of one database."""
+class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
+    """A ``MemoryStore`` on PostgreSQL (13+), in its own schema of one database.
+
+    Keyword search (stemmed, rarity-weighted), durable, import and export.
+    """
+
+    durable = True
+    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION})
 
     def __init__(
         self,
@@ -142,14 +80,12 @@ class PostgresMemoryStore(StoreLifecycle):
             raise ConfigurationError(
                 f"schema must be a lower-case SQL identifier (letters, digits, _), got {schema!r}"
             )
+        super().__init__(clock=clock, ids=ids)
         self._dsn = dsn
         self._target = _redact(dsn)
         self._schema = schema
         self._table = f"{schema}.memory_records"
         self._config = f"'{schema}.memory_text'::regconfig"
-        self._clock = MonotonicClock(clock)
-        self._now = clock
-        self._ids = ids
         self._pool_size = (min_connections, max_connections)
         self._pool: AsyncConnectionPool[Any] | None = None
         self._insert_sql = (
@@ -157,6 +93,15 @@ class PostgresMemoryStore(StoreLifecycle):
             "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
             f"to_tsvector({self._config}, %s))"
         )
+
+    @classmethod
+    def from_url(cls, url: str) -> Self:
+        """The store for a ``postgresql://`` (or ``postgres://``) URL, schema ``recallstore``."""
+        return cls(url)
+
+    def describe(self) -> StoreDescription:
+        """``PostgresMemoryStore`` at its URL, password redacted; no file."""
+        return StoreDescription(label=type(self).__name__, target=self._target)
 
     async def open(self) -> None:
         """Connect, refuse a newer schema, and apply pending migrations."""
@@ -190,7 +135,7 @@ class PostgresMemoryStore(StoreLifecycle):
             raise StoreUnavailableError(self._target, f"cannot connect: {exc}") from None
         try:
             async with pool.connection() as conn:
-                await self._migrate(conn)
+                await migrate(conn, self._schema, self._target)
         except psycopg.Error as exc:
             await pool.close()
             raise StoreUnavailableError(self._target, f"cannot prepare schema: {exc}") from None
@@ -198,7 +143,9 @@ class PostgresMemoryStore(StoreLifecycle):
             await pool.close()
             raise
         self._pool = pool
-        newest = await self._fetch_one(f"SELECT max(created_at) FROM {self._table}")
+        async with self._reading() as conn:
+            cursor = await conn.execute(f"SELECT max(created_at) FROM {self._table}")
+            newest = await cursor.fetchone()
         if newest is not None and newest[0] is not None:
             self._clock.observe(newest[0])
 
@@ -208,115 +155,88 @@ class PostgresMemoryStore(StoreLifecycle):
         if pool is not None:
             await pool.close()
 
-    async def _installed_version(self, conn: AsyncConnection[Any]) -> int:
-        cursor = await conn.execute(
-            "SELECT to_regclass(%s) IS NOT NULL", (f"{self._schema}.schema_migrations",)
-        )
-        row = await cursor.fetchone()
-        if row is None or not row[0]:
-            return 0
-        cursor = await conn.execute(
-            f"SELECT coalesce(max(version), 0) FROM {self._schema}.schema_migrations"
-        )
-        row = await cursor.fetchone()
-        return int(row[0]) if row is not None else 0
-
-    async def _migrate(self, conn: AsyncConnection[Any]) -> None:
-        # Look before writing anything: a newer database is left exactly as it is.
-        found = await self._installed_version(conn)
-        if found > SCHEMA_VERSION:
-            raise StoreIncompatibleError(self._target, found, SCHEMA_VERSION)
-        if found == SCHEMA_VERSION:
-            return
-        async with conn.transaction():
-            # One migrator at a time per schema, across processes.
-            await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._schema,))
-            await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self._schema}")
-            await conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {self._schema}.schema_migrations "
-                "(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
-            )
-            found = await self._installed_version(conn)
-            if found > SCHEMA_VERSION:
-                raise StoreIncompatibleError(self._target, found, SCHEMA_VERSION)
-            for version, steps in enumerate(_migrations(self._schema)[found:], start=found + 1):
-                for statement in steps:
-                    await conn.execute(statement)
-                await conn.execute(
-                    f"INSERT INTO {self._schema}.schema_migrations (version) VALUES (%s)",
-                    (version,),
-                )
-
-    def _require_pool(self) -> AsyncConnectionPool[Any]:
-        if self._pool is None:
-            raise StoreUnavailableError(self._target, "the store is not open")
-        return self._pool
+    @property
+    def _is_open(self) -> bool:
+        return self._pool is not None
 
     @asynccontextmanager
-    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+    async def _reading(self) -> AsyncIterator[AsyncConnection[Any]]:
         """A pooled connection for one call; a database failure is StoreUnavailableError."""
         import psycopg
         from psycopg_pool import PoolTimeout
 
-        pool = self._require_pool()
+        self._check_open()
+        assert self._pool is not None  # what _check_open just checked
         try:
-            async with pool.connection() as conn:
+            async with self._pool.connection() as conn:
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
             raise StoreUnavailableError(self._target, str(exc).strip()) from exc
 
-    async def _fetch_one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        async with self._connection() as conn:
-            cursor = await conn.execute(sql, params)
-            row: tuple[Any, ...] | None = await cursor.fetchone()
-            return row
-
-    def capabilities(self) -> MemoryStoreCapabilities:
-        """Keyword search (stemmed, rarity-weighted), durable, import and export."""
-        return MemoryStoreCapabilities(
-            search="keyword",
-            durable=True,
-            extensions=frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION}),
-        )
+    @asynccontextmanager
+    async def _writing(self) -> AsyncIterator[AsyncConnection[Any]]:
+        async with self._reading() as conn, conn.transaction():
+            yield conn
 
     async def import_records(self, records: Sequence[MemoryRecord]) -> int:
         """Insert records exactly as given, atomically; identical existing ones are skipped."""
         from psycopg.errors import UniqueViolation
 
-        check_import_batch(records)
-        if not records:
-            self._require_pool()
-            return 0
         try:
-            fresh = await self._import_once(records)
+            return await super().import_records(records)
         except UniqueViolation:
             # A concurrent import inserted some of these ids after our look-up (FOR UPDATE
             # cannot lock rows that do not exist yet). It has committed now, so one more
             # attempt sees its rows: identical ones are skipped, different ones conflict.
-            fresh = await self._import_once(records)
-        self._clock.observe(newest_timestamp(records))
-        return len(fresh)
+            return await super().import_records(records)
 
-    async def _import_once(self, records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
-        async with self._connection() as conn, conn.transaction():
-            cursor = await conn.execute(
-                f"SELECT {_COLUMNS} FROM {self._table} WHERE id = ANY(%s) FOR UPDATE",
-                ([record.id for record in records],),
-            )
-            stored = {row[0]: _record(row) for row in await cursor.fetchall()}
-            fresh = records_to_import(records, stored)
-            async with conn.cursor() as insert:
-                await insert.executemany(self._insert_sql, [_row_params(r) for r in fresh])
-        return fresh
+    async def _fetch_records(
+        self, handle: AsyncConnection[Any], ids: Sequence[str]
+    ) -> dict[str, MemoryRecord]:
+        from psycopg.pq import TransactionStatus
 
-    async def export_records(
-        self, scope: Mapping[str, str] | None = None
-    ) -> AsyncIterator[MemoryRecord]:
-        """Every record whose scope contains ``scope``, oldest first, from one snapshot."""
+        # Inside a write transaction (an import), lock what we read until it commits.
+        locking = handle.info.transaction_status == TransactionStatus.INTRANS
+        cursor = await handle.execute(
+            f"SELECT {_COLUMNS} FROM {self._table} WHERE id = ANY(%s)"
+            + (" ORDER BY id FOR UPDATE" if locking else ""),
+            (list(ids),),
+        )
+        return {row[0]: _record(row) for row in await cursor.fetchall()}
+
+    async def _fetch_invalid(
+        self, handle: AsyncConnection[Any], ids: Sequence[str]
+    ) -> dict[str, bool]:
+        # Row locks serialise concurrent supersedes of one record: the loser sees it
+        # invalidated once the winner commits.
+        cursor = await handle.execute(
+            f"SELECT id, invalid_at FROM {self._table} WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
+            (list(ids),),
+        )
+        return {row[0]: row[1] is not None for row in await cursor.fetchall()}
+
+    async def _insert(self, handle: AsyncConnection[Any], records: Sequence[MemoryRecord]) -> None:
+        async with handle.cursor() as cursor:
+            await cursor.executemany(self._insert_sql, [_row_params(r) for r in records])
+
+    async def _update(self, handle: AsyncConnection[Any], id: str, changes: RecordChanges) -> None:
+        names = sorted(changes)  # field names from the base class, never user text
+        assignments = ", ".join(f"{name} = %s" for name in names)
+        await handle.execute(
+            f"UPDATE {self._table} SET {assignments} WHERE id = %s",
+            [*(changes[name] for name in names), id],
+        )
+
+    async def _delete(self, id: str) -> None:
+        """Postgres keeps dead row versions until VACUUM; see docs/postgres.md."""
+        async with self._reading() as conn:
+            await conn.execute(f"DELETE FROM {self._table} WHERE id = %s", (id,))
+
+    async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
+        """Oldest first, from one snapshot (a REPEATABLE READ transaction)."""
         from psycopg.types.json import Jsonb
 
-        scope_filter = MemorySearchQuery(scope=dict(scope or {})).scope
-        async with self._connection() as conn, conn.transaction():
+        async with self._reading() as conn, conn.transaction():
             await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             after: tuple[Any, str] | None = None
             while True:
@@ -324,7 +244,7 @@ class PostgresMemoryStore(StoreLifecycle):
                 cursor = await conn.execute(
                     f"SELECT {_COLUMNS} FROM {self._table} WHERE scope @> %s {keyset} "
                     "ORDER BY created_at, id LIMIT %s",
-                    [Jsonb(scope_filter), *(after or ()), _EXPORT_PAGE],
+                    [Jsonb(dict(scope)), *(after or ()), _EXPORT_PAGE],
                 )
                 rows = await cursor.fetchall()
                 for row in rows:
@@ -333,92 +253,12 @@ class PostgresMemoryStore(StoreLifecycle):
                     return
                 after = (rows[-1][6], rows[-1][0])
 
-    async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
-        """Write all inputs in one transaction, applying ``supersedes`` in it (S1, S3)."""
-        if not inputs:
-            self._require_pool()
-            return []
-        targets = [inp.supersedes for inp in inputs if inp.supersedes is not None]
-        for target in targets:
-            if not is_storable_id(target):
-                self._require_pool()
-                raise MemoryNotFoundError(target)
-        async with self._connection() as conn, conn.transaction():
-            if targets:
-                # Row locks serialise concurrent supersedes of one record: the loser sees it
-                # invalidated once the winner commits.
-                cursor = await conn.execute(
-                    f"SELECT id, invalid_at FROM {self._table} WHERE id = ANY(%s) "
-                    "ORDER BY id FOR UPDATE",
-                    (targets,),
-                )
-                state = {row[0]: row[1] for row in await cursor.fetchall()}
-                seen: set[str] = set()
-                for target in targets:
-                    if target not in state:
-                        raise MemoryNotFoundError(target)
-                    if state[target] is not None or target in seen:
-                        raise MemoryConflictError(target, "it is already invalidated")
-                    seen.add(target)
-            created: list[MemoryRecord] = []
-            for inp in inputs:
-                now = self._clock()
-                record = record_from_input(inp, record_id=self._ids(), now=now)
-                await conn.execute(self._insert_sql, _row_params(record))
-                if inp.supersedes is not None:
-                    await conn.execute(
-                        f"UPDATE {self._table} SET invalid_at = %s, superseded_by = %s, "
-                        "updated_at = %s WHERE id = %s",
-                        (now, record.id, now, inp.supersedes),
-                    )
-                created.append(record)
-            return created
-
-    async def get(self, id: str) -> MemoryRecord | None:
-        """The record, whatever its validity (S6)."""
-        if not is_storable_id(id):
-            self._require_pool()
-            return None
-        row = await self._fetch_one(f"SELECT {_COLUMNS} FROM {self._table} WHERE id = %s", (id,))
-        return None if row is None else _record(row)
-
-    async def invalidate(self, id: str, reason: str | None = None) -> None:
-        """Set ``invalid_at``/``invalid_reason``; idempotent (S4)."""
-        reason = check_invalid_reason(reason)
-        if not is_storable_id(id):
-            self._require_pool()
-            raise MemoryNotFoundError(id)
-        now = self._clock()
-        async with self._connection() as conn, conn.transaction():
-            cursor = await conn.execute(
-                f"UPDATE {self._table} SET invalid_at = %s, invalid_reason = %s, updated_at = %s "
-                "WHERE id = %s AND invalid_at IS NULL RETURNING id",
-                (now, reason, now, id),
-            )
-            if await cursor.fetchone() is not None:
-                return
-            cursor = await conn.execute(f"SELECT 1 FROM {self._table} WHERE id = %s", (id,))
-            if await cursor.fetchone() is None:
-                raise MemoryNotFoundError(id)
-
-    async def delete(self, id: str) -> None:
-        """Forget the record and its text index entry (S5).
-
-        Postgres keeps dead row versions until VACUUM; see docs/postgres.md.
-        """
-        if not is_storable_id(id):
-            self._require_pool()
-            return
-        async with self._connection() as conn:
-            await conn.execute(f"DELETE FROM {self._table} WHERE id = %s", (id,))
-
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
+    async def _search(
+        self, query: MemorySearchQuery, terms: Sequence[str], now: datetime
+    ) -> list[MemoryHit]:
         """Filter (S7–S9), then rank by weighted text rank or list by recency (S10–S12)."""
         from psycopg.types.json import Jsonb
 
-        self._require_pool()
-        if query.limit == 0 or (query.kinds is not None and not query.kinds):
-            return []
         where: list[str] = []
         params: list[Any] = []
         if query.scope:
@@ -434,22 +274,19 @@ class PostgresMemoryStore(StoreLifecycle):
             where.append("invalid_at IS NULL")
         if not query.include_expired:
             where.append("(expires_at IS NULL OR expires_at > %s)")
-            params.append(self._now())
+            params.append(now)
         if query.is_listing:
             sql = (
                 f"SELECT {_COLUMNS}, NULL FROM {self._table} "
                 f"WHERE {' AND '.join(where) or 'TRUE'} "
                 "ORDER BY created_at DESC, id DESC LIMIT %s"
             )
-            async with self._connection() as conn:
+            async with self._reading() as conn:
                 cursor = await conn.execute(sql, [*params, query.limit])
                 rows = await cursor.fetchall()
             return [MemoryHit(record=_record(row[:-1]), score=None) for row in rows]
-        terms = query_terms(query.query or "")
-        if not terms:
-            return []
         operands = [_tsquery_operand(term) for term in terms]
-        async with self._connection() as conn:
+        async with self._reading() as conn:
             idf = await self._idf(conn, operands)
             score = " + ".join(
                 f"%s * ts_rank(search_text, to_tsquery({self._config}, %s))" for _ in operands
@@ -481,9 +318,8 @@ class PostgresMemoryStore(StoreLifecycle):
         row = await cursor.fetchone()
         assert row is not None
         total = max(int(row[0]), 1)
-        # Lucene's always-positive idf, as in the in-memory reference backend.
         return {
-            operand: math.log(1 + (total - int(containing) + 0.5) / (int(containing) + 0.5))
+            operand: lucene_idf(total, int(containing))
             for operand, containing in zip(operands, row[1:], strict=True)
         }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.registry import describe_store
 from recallstore.cli._errors import EXIT_USAGE, CliError
 from recallstore.errors import MemoryValidationError
 from recallstore.load import load_memory_store
@@ -25,7 +25,7 @@ def default_db() -> str:
 
 def store_file(store: MemoryStore) -> Path | None:
     """The database file behind ``store``, or None when it has none (``memory:``)."""
-    return store.path if isinstance(store, SqliteMemoryStore) else None
+    return describe_store(store).path
 
 
 def open_store(target: str, *, must_exist: bool) -> MemoryStore:

@@ -15,9 +15,9 @@ library works without the ``server`` extra.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
+from recallstore.backends.registry import describe_store
 from recallstore.errors import ConfigurationError, MissingDependencyError
 from recallstore.store import MemoryStore
 
@@ -138,9 +138,4 @@ def create_dashboard_app(
 
 def _store_label(store: MemoryStore) -> str:
     """A short description of the store for the page header: its type and file."""
-    inner = getattr(store, "inner", store)  # an ObservedMemoryStore's wrapped store
-    label = type(inner).__name__
-    path = getattr(inner, "path", None)
-    if isinstance(path, (str, os.PathLike)):
-        label += f" · {os.fspath(path)}"
-    return label
+    return str(describe_store(store))

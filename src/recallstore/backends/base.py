@@ -1,0 +1,313 @@
+"""``BaseMemoryStore``: the store rules every backend shares, over a few storage primitives.
+
+A backend subclasses :class:`BaseMemoryStore` and implements storage only: opening
+and closing, a read handle and a write transaction, fetching records by id,
+inserting, updating the invalidation fields, deleting, searching and (for the
+``"export"`` extension) streaming records. The base class owns what the protocol
+says about those operations, once for every backend:
+
+* the open check (:class:`~recallstore.errors.StoreUnavailableError` on a closed store);
+* ``write([])`` → ``[]``; the reason check of ``invalidate``; ids no store can hold;
+* supersede validation, over one state read (``_fetch_invalid``): a missing target
+  is not found, one already invalid (or named twice in the batch) is a conflict,
+  and nothing is written either way;
+* the "matches nothing" shortcut of ``search`` (limit 0, ``kinds=[]``, no words);
+* the monotonic clock and the id source (``clock=``, ``ids=``);
+* ``capabilities()``, built from the class attributes ``search_mode``, ``durable``
+  and ``extensions``; ``import_records`` on top of the same primitives.
+
+See docs/backends.md for a walk-through.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Self, TypeVar
+
+from recallstore._text import query_terms
+from recallstore.errors import (
+    ConfigurationError,
+    MemoryConflictError,
+    MemoryNotFoundError,
+    StoreUnavailableError,
+)
+from recallstore.records import (
+    MemoryHit,
+    MemoryRecord,
+    MemorySearchQuery,
+    MemoryStoreCapabilities,
+    MemoryWriteInput,
+    SearchMode,
+    check_invalid_reason,
+)
+from recallstore.store import (
+    EXPORT_EXTENSION,
+    Clock,
+    MonotonicClock,
+    StoreLifecycle,
+    check_import_batch,
+    is_storable_id,
+    is_valid_record_id,
+    new_record_id,
+    newest_timestamp,
+    record_from_input,
+    records_to_import,
+    utc_now,
+)
+
+__all__ = ["BaseMemoryStore", "RecordChanges", "StoreDescription"]
+
+Handle = TypeVar("Handle")
+"""What a backend's read handle and write transaction yield (a connection, or None)."""
+
+RecordChanges = Mapping[str, datetime | str | None]
+"""Fields of one stored record to overwrite: ``invalid_at``, ``updated_at`` and
+``invalid_reason`` (invalidate) or ``superseded_by`` (supersede)."""
+
+
+@dataclass(frozen=True)
+class StoreDescription:
+    """How a store presents itself on the command line, the dashboard and the MCP server."""
+
+    label: str
+    """A short name, the store's class name by default (``"SqliteMemoryStore"``)."""
+    target: str
+    """Where the store is, safe to show: a path, ``"memory:"``, a URL without password."""
+    path: Path | None = None
+    """The database file, for a store kept in one; None otherwise."""
+
+    def __str__(self) -> str:
+        """``label · path`` for a file store, else ``label``."""
+        return self.label if self.path is None else f"{self.label} · {self.path}"
+
+
+class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
+    """A ``MemoryStore`` whose shared rules are done; a subclass supplies storage primitives.
+
+    Declare what the backend offers in three class attributes (they become
+    ``capabilities()``), take ``clock`` and ``ids`` in the constructor and pass them on,
+    and implement the abstract methods. Stamp times with ``self._clock()`` (strictly
+    increasing) and read "now" for expiry from ``self._now()``.
+    """
+
+    search_mode: ClassVar[SearchMode] = "keyword"
+    """``capabilities().search``: ``"keyword"``, ``"semantic"`` or ``"hybrid"``."""
+    durable: ClassVar[bool] = False
+    """``capabilities().durable``: records survive closing and reopening the store."""
+    extensions: ClassVar[frozenset[str]] = frozenset()
+    """``capabilities().extensions``, e.g. ``{IMPORT_EXTENSION, EXPORT_EXTENSION}``."""
+
+    def __init__(self, *, clock: Clock = utc_now, ids: Callable[[], str] = new_record_id) -> None:
+        """``clock`` gives the current UTC time, ``ids`` a new record id (see
+        :func:`~recallstore.store.deterministic_ids` for tests)."""
+        for name, value in (("clock", clock), ("ids", ids)):
+            if not callable(value):
+                raise ConfigurationError(f"{name} must be a callable, got {value!r}")
+        self._now = clock
+        self._clock = MonotonicClock(clock)
+        self._ids = ids
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if EXPORT_EXTENSION in cls.extensions and cls._export is BaseMemoryStore._export:
+            raise TypeError(f"{cls.__name__} declares the 'export' extension but no _export()")
+
+    # --- what a backend says about itself ---------------------------------------------
+
+    @classmethod
+    def from_url(cls, url: str) -> Self:
+        """The unopened store for ``url``; the registry calls it for the backend's schemes."""
+        raise ConfigurationError(f"{cls.__name__} cannot be opened from a URL such as {url!r}")
+
+    def describe(self) -> StoreDescription:
+        """How this store presents itself (override to give its location and file)."""
+        return StoreDescription(label=type(self).__name__, target=type(self).__name__)
+
+    def capabilities(self) -> MemoryStoreCapabilities:
+        """The declared search mode, durability and extensions."""
+        return MemoryStoreCapabilities(
+            search=self.search_mode, durable=self.durable, extensions=self.extensions
+        )
+
+    # --- the protocol, on top of the primitives ---------------------------------------
+
+    async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
+        """Write all inputs in one transaction, applying ``supersedes`` in it (S1–S3)."""
+        self._check_open()
+        if not inputs:
+            return []
+        targets = [inp.supersedes for inp in inputs if inp.supersedes is not None]
+        async with self._writing() as handle:
+            if targets:
+                await self._check_supersede_targets(handle, targets)
+            created = [self._new_record(inp) for inp in inputs]
+            await self._insert(handle, created)
+            for inp, record in zip(inputs, created, strict=True):
+                if inp.supersedes is not None:
+                    stamp = record.created_at
+                    superseded: RecordChanges = {
+                        "invalid_at": stamp,
+                        "superseded_by": record.id,
+                        "updated_at": stamp,
+                    }
+                    await self._update(handle, inp.supersedes, superseded)
+        return created
+
+    async def get(self, id: str) -> MemoryRecord | None:
+        """The record, whatever its validity or expiry (S6); None when absent."""
+        self._check_open()
+        if not is_storable_id(id):
+            return None
+        async with self._reading() as handle:
+            return (await self._fetch_records(handle, [id])).get(id)
+
+    async def invalidate(self, id: str, reason: str | None = None) -> None:
+        """Set ``invalid_at``/``invalid_reason``; a no-op when already invalid (S4)."""
+        reason = check_invalid_reason(reason)
+        self._check_open()
+        if not is_storable_id(id):
+            raise MemoryNotFoundError(id)
+        async with self._writing() as handle:
+            state = await self._fetch_invalid(handle, [id])
+            if id not in state:
+                raise MemoryNotFoundError(id)
+            if state[id]:
+                return
+            stamp = self._clock()
+            invalidated: RecordChanges = {
+                "invalid_at": stamp,
+                "invalid_reason": reason,
+                "updated_at": stamp,
+            }
+            await self._update(handle, id, invalidated)
+
+    async def delete(self, id: str) -> None:
+        """Forget the record and its index entries (S5); a missing id is no error."""
+        self._check_open()
+        if is_storable_id(id):
+            await self._delete(id)
+
+    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
+        """Filter (S7–S9), then rank or list by recency (S10–S13)."""
+        self._check_open()
+        terms = [] if query.is_listing else query_terms(query.query or "")
+        if query.limit == 0 or (query.kinds is not None and not query.kinds):
+            return []
+        if not query.is_listing and not terms and self.search_mode == "keyword":
+            return []
+        return await self._search(query, terms, self._now())
+
+    async def import_records(self, records: Sequence[MemoryRecord]) -> int:
+        """Insert records exactly as given, atomically; identical existing ones are skipped."""
+        check_import_batch(records)
+        self._check_open()
+        if not records:
+            return 0
+        async with self._writing() as handle:
+            stored = await self._fetch_records(handle, [record.id for record in records])
+            fresh = records_to_import(records, stored)
+            await self._insert(handle, fresh)
+        self._clock.observe(newest_timestamp(records))
+        return len(fresh)
+
+    async def export_records(
+        self, scope: Mapping[str, str] | None = None
+    ) -> AsyncIterator[MemoryRecord]:
+        """Every record whose scope contains ``scope`` (invalid and expired included),
+        ordered by ``(created_at, id)``; needs the ``"export"`` extension."""
+        self._check_open()
+        scope_filter = MemorySearchQuery(scope=dict(scope or {})).scope
+        async for record in self._export(scope_filter):
+            yield record
+
+    # --- shared rules -----------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        """Raise :class:`StoreUnavailableError` unless the store is open."""
+        if not self._is_open:
+            raise StoreUnavailableError(
+                self.describe().target,
+                "the store is not open (use 'async with' or 'await open()')",
+            )
+
+    def _new_record(self, inp: MemoryWriteInput) -> MemoryRecord:
+        record_id = self._ids()
+        # The rule imported ids meet too, so every id opens in the dashboard and the CLI.
+        if not isinstance(record_id, str) or not is_valid_record_id(record_id):
+            raise ConfigurationError(
+                f"the store's ids source returned an unusable id: {record_id!r} "
+                "(ids are 1 to 128 ASCII letters, digits, '-' or '_')"
+            )
+        return record_from_input(inp, record_id=record_id, now=self._clock())
+
+    async def _check_supersede_targets(self, handle: Handle, targets: Sequence[str]) -> None:
+        """Missing → not found; already invalid or named twice in the batch → conflict (S3)."""
+        state = await self._fetch_invalid(handle, [t for t in targets if is_storable_id(t)])
+        seen: set[str] = set()
+        for target in targets:
+            if target not in state:
+                raise MemoryNotFoundError(target)
+            if state[target] or target in seen:
+                raise MemoryConflictError(target, "it is already invalidated")
+            seen.add(target)
+
+    # --- storage primitives: what a backend implements --------------------------------
+
+    @property
+    @abstractmethod
+    def _is_open(self) -> bool:
+        """True while the store can serve calls (between ``open()`` and ``aclose()``)."""
+
+    @abstractmethod
+    def _reading(self) -> AbstractAsyncContextManager[Handle]:
+        """A handle to read with, for one call."""
+
+    @abstractmethod
+    def _writing(self) -> AbstractAsyncContextManager[Handle]:
+        """A write transaction: committed when the block ends, rolled back on an exception.
+
+        Reads made through it must see a state no concurrent writer can change before
+        it commits (a write lock, ``SELECT … FOR UPDATE``, an asyncio lock).
+        """
+
+    @abstractmethod
+    async def _fetch_records(self, handle: Handle, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The stored records among ``ids``, by id; absent ids are left out."""
+
+    async def _fetch_invalid(self, handle: Handle, ids: Sequence[str]) -> dict[str, bool]:
+        """For each stored id among ``ids``: whether the record is already invalid.
+
+        The one read behind supersede and invalidate checks, always made through a
+        write transaction: what it returns must stay true until that ends. Derived
+        from :meth:`_fetch_records`; a backend may override it with a lighter query.
+        """
+        found = await self._fetch_records(handle, ids)
+        return {record_id: record.is_invalidated for record_id, record in found.items()}
+
+    @abstractmethod
+    async def _insert(self, handle: Handle, records: Sequence[MemoryRecord]) -> None:
+        """Store new records (with their index entries) exactly as given."""
+
+    @abstractmethod
+    async def _update(self, handle: Handle, id: str, changes: RecordChanges) -> None:
+        """Overwrite the named fields of the stored record ``id`` (see RecordChanges)."""
+
+    @abstractmethod
+    async def _delete(self, id: str) -> None:
+        """Remove the record and every trace of it; nothing when it is absent."""
+
+    @abstractmethod
+    async def _search(
+        self, query: MemorySearchQuery, terms: Sequence[str], now: datetime
+    ) -> list[MemoryHit]:
+        """Hits for a query that may match something: filters S7–S9 (expiry against
+        ``now``), then relevance for ``terms`` or, for a listing, recency (S10–S12)."""
+
+    def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
+        """Every record whose scope contains ``scope``, oldest first (``"export"`` only)."""
+        raise NotImplementedError(f"{type(self).__name__} does not stream its records")
