@@ -12,7 +12,9 @@ import pytest
 from recallstore import MemoryWriteInput
 from recallstore.backends.sqlite import SqliteMemoryStore
 
-RECORDS = 3000
+# Enough single-record commits that the import is still running when the interrupt
+# lands, even on a loaded machine; only the fill and export pay for the size.
+RECORDS = 20_000
 
 
 @pytest.mark.timeout(120)
