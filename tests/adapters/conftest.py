@@ -24,13 +24,13 @@ from recallstore.records import MemorySearchQuery
 class Story:
     """Facts and checks of the two-conversation story, for one store."""
 
-    scope = {"tenant": "acme", "user": "u1"}
-    other = {"tenant": "acme", "user": "u2"}
     old = "Lives in Porto."
     new = "Lives in Lisbon."
 
     def __init__(self, store: SqliteMemoryStore) -> None:
         self.store = store
+        self.scope = {"tenant": "acme", "user": "u1"}
+        self.other = {"tenant": "acme", "user": "u2"}
 
     def save_old(self) -> dict[str, Any]:
         return {"content": self.old, "kind": "profile"}

@@ -8,7 +8,7 @@ would send (system prompt, tools, ``tool_result`` blocks) is what the test inspe
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -91,7 +91,7 @@ async def converse(
         )
 
 
-def result_of(block: dict[str, Any]) -> Any:
+def result_of(block: Mapping[str, Any]) -> Any:
     return json.loads(block["content"])
 
 

@@ -68,7 +68,7 @@ async def test_two_conversations(capability, story) -> None:
     story.check_recalled(second.calls[0].system_instructions)
 
     await capability.toolbox(story.scope).call("memory_save", {"content": "Likes tea."})
-    follow_up = [*run1.to_input_list(), {"role": "user", "content": "Sure?"}]
+    follow_up: list[Any] = [*run1.to_input_list(), {"role": "user", "content": "Sure?"}]
     await Runner.run(agent, follow_up, context=session2, run_config=OFFLINE)
     assert second.calls[1].system_instructions == second.calls[0].system_instructions
 

@@ -133,15 +133,13 @@ async def test_two_not_found_results_do_not_end_the_run(capability, story) -> No
 
 async def test_instructions_can_be_placed_by_the_host(capability, story) -> None:
     await capability.toolbox(story.scope).call("memory_save", story.save_old())
-    toolset = MemoryToolset(
-        capability, session=lambda deps: deps["memory"], instructions=False
-    )
+    toolset = MemoryToolset(capability, session=lambda deps: deps["memory"], add_instructions=False)
     script = Script([reply("Hi.")])
     agent: Agent[dict[str, MemorySession], str] = Agent(
         script.model,
         deps_type=dict[str, MemorySession],
         toolsets=[toolset],
-        instructions=["You are a travel agent.", toolset.instructions],
+        instructions=["You are a travel agent.", toolset.memory_instructions],
     )
     await agent.run("Hello", deps={"memory": MemorySession(story.scope, "conv-3")})
     instructions = script.instructions[0]

@@ -28,7 +28,7 @@ from recallstore.tools import anthropic_tool
 
 try:
     from anthropic.types import ToolParam, ToolResultBlockParam
-except ImportError as _exc:  # pragma: no cover - exercised in a venv without the extra
+except ImportError as _exc:
     if (_exc.name or "").partition(".")[0] != "anthropic":
         raise
     raise MissingDependencyError("the Anthropic adapter", "anthropic") from _exc

@@ -30,7 +30,7 @@ from recallstore.errors import MissingDependencyError
 try:
     from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import StructuredTool, ToolException
-except ImportError as _exc:  # pragma: no cover - exercised in a venv without the extra
+except ImportError as _exc:
     if (_exc.name or "").partition(".")[0] != "langchain_core":
         raise
     raise MissingDependencyError("the LangChain adapter", "langchain") from _exc

@@ -29,7 +29,7 @@ from recallstore.tools import openai_tool
 try:
     from agents import FunctionTool, RunContextWrapper
     from agents.tool_context import ToolContext
-except ImportError as _exc:  # pragma: no cover - exercised in a venv without the extra
+except ImportError as _exc:
     if (_exc.name or "").partition(".")[0] != "agents":
         raise
     raise MissingDependencyError("the OpenAI Agents SDK adapter", "openai-agents") from _exc

@@ -26,7 +26,7 @@ from recallstore.errors import MissingDependencyError
 try:
     from pydantic_ai import FunctionToolset, InstructionPart, RunContext, Tool
     from pydantic_ai.messages import ModelRequest, UserPromptPart
-except ImportError as _exc:  # pragma: no cover - exercised in a venv without the extra
+except ImportError as _exc:
     if (_exc.name or "").partition(".")[0] != "pydantic_ai":
         raise
     raise MissingDependencyError("the pydantic-ai adapter", "pydantic-ai") from _exc
@@ -45,9 +45,9 @@ class MemoryToolset(FunctionToolset[Any]):
     """The memory tools of ``capability`` for ``Agent(toolsets=[...])``.
 
     ``session`` maps the run's deps to a :class:`MemorySession` (default: the deps are
-    one). With ``instructions=True`` (the default) the toolset adds the Manual and the
+    one). With ``add_instructions=True`` (the default) the toolset adds the Manual and the
     recall block to the agent's instructions; pass ``False`` and use
-    :meth:`instructions` as ``Agent(instructions=...)`` to place them yourself.
+    :meth:`memory_instructions` as ``Agent(instructions=...)`` to place them yourself.
     """
 
     def __init__(
@@ -55,12 +55,12 @@ class MemoryToolset(FunctionToolset[Any]):
         capability: MemoryCapability,
         *,
         session: SessionOf = _deps_session,
-        instructions: bool = True,
+        add_instructions: bool = True,
         id: str = "recallstore_memory",
     ) -> None:
         self._conversations = _Conversations(capability)
         self._session = session
-        self._adds_instructions = instructions
+        self._adds_instructions = add_instructions
         super().__init__(
             [
                 Tool.from_schema(
@@ -84,19 +84,20 @@ class MemoryToolset(FunctionToolset[Any]):
         dispatch.__name__ = name
         return dispatch
 
-    async def instructions(self, ctx: RunContext[Any]) -> str:
+    async def memory_instructions(self, ctx: RunContext[Any]) -> str:
         """The Manual and the recall block for the run's conversation (computed once)."""
         return await self._conversations.instructions(
             self._session(ctx.deps), _first_user_text(ctx)
         )
 
-    async def get_instructions(self, ctx: RunContext[Any]) -> InstructionPart | None:
-        """The toolset's contribution to the agent's instructions (see ``instructions``)."""
-        if not self._adds_instructions:
-            return None
-        # Static: the text is fixed for the whole conversation, so it may sit in the
-        # cached prefix of the prompt.
-        return InstructionPart(await self.instructions(ctx), dynamic=False)
+    async def get_instructions(self, ctx: RunContext[Any]) -> list[InstructionPart] | None:
+        """The toolset's instructions, then (unless turned off) :meth:`memory_instructions`."""
+        parts = list(await super().get_instructions(ctx) or ())
+        if self._adds_instructions:
+            # Static: the text is fixed for the whole conversation, so it may sit in the
+            # cached prefix of the prompt.
+            parts.append(InstructionPart(await self.memory_instructions(ctx), dynamic=False))
+        return parts or None
 
 
 def _first_user_text(ctx: RunContext[Any]) -> str:
