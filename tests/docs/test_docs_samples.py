@@ -19,6 +19,7 @@ OWNED = [
     "security.md",
     "cli.md",
     "dashboard.md",
+    "integrations.md",
 ]
 
 
