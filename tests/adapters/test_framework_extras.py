@@ -30,7 +30,9 @@ def test_a_missing_framework_names_the_install_command(
     framework, extra = ADAPTERS[adapter]
     module = f"recallstore.adapters.{adapter}"
     monkeypatch.delitem(sys.modules, module, raising=False)
-    monkeypatch.setitem(sys.modules, framework, None)  # as if it were not installed
+    # As if it were not installed: its modules already imported by other tests too.
+    for name in [framework, *(m for m in sys.modules if m.startswith(f"{framework}."))]:
+        monkeypatch.setitem(sys.modules, name, None)
     with pytest.raises(MissingDependencyError) as caught:
         importlib.import_module(module)
     assert caught.value.install_command == f"pip install 'recallstore[{extra}]'"

@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from recallstore.adapters._framework import _framework_imports
 from recallstore.adapters._session import MemorySession, _Conversations
 from recallstore.capability import MemoryCapability
-from recallstore.errors import ConfigurationError, MemoryNotFoundError, MissingDependencyError
+from recallstore.errors import ConfigurationError, MemoryNotFoundError
 from recallstore.records import (
     MAX_CONTENT_CHARS,
     MemoryRecord,
@@ -34,7 +35,7 @@ from recallstore.records import (
 )
 from recallstore.store import scope_matches
 
-try:
+with _framework_imports("google", "the Google ADK adapter", "adk"):
     from google.adk.events.event import Event
     from google.adk.memory import BaseMemoryService
     from google.adk.memory.base_memory_service import SearchMemoryResponse
@@ -44,10 +45,6 @@ try:
     from google.adk.tools.base_tool import BaseTool
     from google.adk.tools.tool_context import ToolContext
     from google.genai import types
-except ImportError as _exc:
-    if (_exc.name or "").partition(".")[0] != "google":
-        raise
-    raise MissingDependencyError("the Google ADK adapter", "adk") from _exc
 
 __all__ = ["EVENT_SECTION", "RecallstoreMemoryService"]
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from recallstore.adapters._framework import _framework_imports
 from recallstore.adapters._session import (
     MemorySession,
     _Conversations,
@@ -23,15 +24,10 @@ from recallstore.adapters._session import (
     _result_text,
 )
 from recallstore.capability import MemoryCapability
-from recallstore.errors import MissingDependencyError
 from recallstore.tools import anthropic_tool
 
-try:
+with _framework_imports("anthropic", "the Anthropic adapter", "anthropic"):
     from anthropic.types import ToolParam, ToolResultBlockParam
-except ImportError as _exc:
-    if (_exc.name or "").partition(".")[0] != "anthropic":
-        raise
-    raise MissingDependencyError("the Anthropic adapter", "anthropic") from _exc
 
 __all__ = ["AnthropicMemory", "MemorySession"]
 

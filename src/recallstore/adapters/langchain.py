@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from recallstore.adapters._framework import _framework_imports
 from recallstore.adapters._session import (
     MemorySession,
     _as_session,
@@ -25,15 +26,10 @@ from recallstore.adapters._session import (
     _result_text,
 )
 from recallstore.capability import MemoryCapability
-from recallstore.errors import MissingDependencyError
 
-try:
+with _framework_imports("langchain_core", "the LangChain adapter", "langchain"):
     from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import StructuredTool, ToolException
-except ImportError as _exc:
-    if (_exc.name or "").partition(".")[0] != "langchain_core":
-        raise
-    raise MissingDependencyError("the LangChain adapter", "langchain") from _exc
 
 __all__ = ["SESSION_KEY", "LangChainMemory", "MemorySession"]
 

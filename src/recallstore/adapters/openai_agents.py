@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from recallstore.adapters._framework import _framework_imports
 from recallstore.adapters._session import (
     MemorySession,
     _as_session,
@@ -23,16 +24,11 @@ from recallstore.adapters._session import (
     _result_text,
 )
 from recallstore.capability import MemoryCapability
-from recallstore.errors import MissingDependencyError
 from recallstore.tools import openai_tool
 
-try:
+with _framework_imports("agents", "the OpenAI Agents SDK adapter", "openai-agents"):
     from agents import FunctionTool, RunContextWrapper
     from agents.tool_context import ToolContext
-except ImportError as _exc:
-    if (_exc.name or "").partition(".")[0] != "agents":
-        raise
-    raise MissingDependencyError("the OpenAI Agents SDK adapter", "openai-agents") from _exc
 
 __all__ = ["AgentsMemory", "MemorySession"]
 

@@ -19,17 +19,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from recallstore.adapters._framework import _framework_imports
 from recallstore.adapters._session import MemorySession, _as_session, _Conversations
 from recallstore.capability import MemoryCapability
-from recallstore.errors import MissingDependencyError
 
-try:
+with _framework_imports("pydantic_ai", "the pydantic-ai adapter", "pydantic-ai"):
     from pydantic_ai import FunctionToolset, InstructionPart, RunContext, Tool
     from pydantic_ai.messages import ModelRequest, UserPromptPart
-except ImportError as _exc:
-    if (_exc.name or "").partition(".")[0] != "pydantic_ai":
-        raise
-    raise MissingDependencyError("the pydantic-ai adapter", "pydantic-ai") from _exc
 
 __all__ = ["MemorySession", "MemoryToolset"]
 
