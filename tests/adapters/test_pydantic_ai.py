@@ -96,12 +96,19 @@ async def test_two_conversations(capability, story) -> None:
 async def test_scope_from_the_model_is_refused(capability, story) -> None:
     await capability.toolbox(story.other).call("memory_save", {"content": "U2 secret."})
     script = Script(
-        [call("memory_list", {"scope": story.other}), call("memory_list", {}), reply("ok")]
+        [
+            call("memory_list", {"scope": story.other}),
+            call("memory_list", {"ctx": story.other}),
+            call("memory_list", {}),
+            reply("ok"),
+        ]
     )
     deps = MemorySession(story.scope, "conv-1")
     await agent_for(script, capability).run("What do you know?", deps=deps)
-    story.check_refused_scope(script.tool_results[0])
-    story.check_empty(script.tool_results[1])
+    refused, ctx_argument, listed = script.tool_results
+    story.check_refused_scope(refused)
+    assert ctx_argument["error"]["fields"] == ["ctx"]  # not the run context's parameter
+    story.check_empty(listed)
 
 
 async def test_another_user_sees_nothing(capability, story) -> None:

@@ -74,7 +74,8 @@ class MemoryToolset(FunctionToolset[Any]):
     def _dispatcher(self, name: str) -> Callable[..., Awaitable[dict[str, Any]]]:
         # from_schema skips pydantic-ai's validation: the toolbox validates, and its
         # structured errors reach the model as results instead of retries.
-        async def dispatch(ctx: RunContext[Any], **arguments: Any) -> dict[str, Any]:
+        # ctx is positional-only, so a model's `ctx` argument is refused like any unknown one.
+        async def dispatch(ctx: RunContext[Any], /, **arguments: Any) -> dict[str, Any]:
             return await self._conversations.call(self._session(ctx.deps), name, arguments)
 
         dispatch.__name__ = name
