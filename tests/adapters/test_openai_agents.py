@@ -156,3 +156,14 @@ async def test_a_context_that_is_not_a_session_is_refused(capability: MemoryCapa
         await Runner.run(
             agent_for(model, AgentsMemory(capability)), "Hello", context=None, run_config=OFFLINE
         )
+
+
+async def test_the_recall_follows_input_given_as_parts(capability, story) -> None:
+    await capability.toolbox(story.scope).call("memory_save", {"content": "Plays the cello."})
+    model = ScriptedModel([[assistant_message("Yes.")]])
+    text = [{"type": "input_text", "text": "Do I play the cello?"}]
+    conversation: list[Any] = [{"role": "user", "content": text}]
+    session = MemorySession(story.scope, "conv-4")
+    memory = AgentsMemory(capability)
+    await Runner.run(agent_for(model, memory), conversation, context=session, run_config=OFFLINE)
+    assert "Plays the cello." in (model.calls[0].system_instructions or "")

@@ -171,3 +171,11 @@ async def test_a_session_missing_a_scope_field_is_refused(capability) -> None:
     agent = agent_for(script, capability)
     with pytest.raises(ConfigurationError, match="tenant"):
         await agent.run("Hello", deps=MemorySession({"user": "u1"}, "conv-1"))
+
+
+async def test_the_recall_follows_a_prompt_given_as_parts(capability, story) -> None:
+    await capability.toolbox(story.scope).call("memory_save", {"content": "Plays the cello."})
+    script = Script([reply("Yes.")])
+    deps = MemorySession(story.scope, "conv-4")
+    await agent_for(script, capability).run(["Do I play", "the cello?"], deps=deps)
+    assert "Plays the cello." in (script.instructions[0] or "")
