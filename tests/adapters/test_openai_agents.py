@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 from agents import Agent, RunConfig, Runner
+from agents.exceptions import UserError
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 
 from recallstore.adapters.openai_agents import AgentsMemory, MemorySession
+from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.capability import MemoryCapability
-from recallstore.errors import ConfigurationError
+from recallstore.errors import ConfigurationError, StoreUnavailableError
 from recallstore.tools import strict_json_schema
 
 OFFLINE = RunConfig(tracing_disabled=True)
@@ -167,3 +169,17 @@ async def test_the_recall_follows_input_given_as_parts(capability, story) -> Non
     memory = AgentsMemory(capability)
     await Runner.run(agent_for(model, memory), conversation, context=session, run_config=OFFLINE)
     assert "Plays the cello." in (model.calls[0].system_instructions or "")
+
+
+async def test_a_store_failure_ends_the_run(story) -> None:
+    store = InMemoryMemoryStore()
+    async with store:
+        memory = AgentsMemory(MemoryCapability(store, scope_fields=("tenant", "user")))
+    # Closed: the host must learn its memory is down, not the model.
+    model = ScriptedModel([tool_call("memory_list", {}), [assistant_message("unreachable")]])
+    agent: Agent[MemorySession] = Agent(name="assistant", model=model, tools=list(memory.tools))
+    session = MemorySession(story.scope, "conv-1")
+    # The SDK wraps every tool exception in its UserError; the cause is ours.
+    with pytest.raises(UserError) as caught:
+        await Runner.run(agent, "Hi", context=session, run_config=OFFLINE)
+    assert isinstance(caught.value.__cause__, StoreUnavailableError)

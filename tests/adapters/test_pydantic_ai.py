@@ -18,8 +18,9 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from recallstore.adapters.pydantic_ai import MemorySession, MemoryToolset
+from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.capability import MemoryCapability
-from recallstore.errors import ConfigurationError
+from recallstore.errors import ConfigurationError, StoreUnavailableError
 
 Step = Callable[[list[ModelMessage]], ModelResponse]
 
@@ -179,3 +180,18 @@ async def test_the_recall_follows_a_prompt_given_as_parts(capability, story) -> 
     deps = MemorySession(story.scope, "conv-4")
     await agent_for(script, capability).run(["Do I play", "the cello?"], deps=deps)
     assert "Plays the cello." in (script.instructions[0] or "")
+
+
+async def test_a_store_failure_ends_the_run(story) -> None:
+    store = InMemoryMemoryStore()
+    async with store:
+        capability = MemoryCapability(store, scope_fields=("tenant", "user"))
+    # Closed: the host must learn its memory is down, not the model.
+    script = Script([call("memory_list", {}), reply("unreachable")])
+    agent: Agent[MemorySession, str] = Agent(
+        script.model,
+        deps_type=MemorySession,
+        toolsets=[MemoryToolset(capability, add_instructions=False)],
+    )
+    with pytest.raises(StoreUnavailableError):
+        await agent.run("Hi", deps=MemorySession(story.scope, "conv-1"))
