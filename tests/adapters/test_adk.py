@@ -199,3 +199,17 @@ def test_scope_fields_adk_cannot_fill_are_refused(store) -> None:
     capability = MemoryCapability(store, scope_fields=("tenant", "user"))
     with pytest.raises(ConfigurationError, match="tenant"):
         RecallstoreMemoryService(capability)  # app_name fills "app", not "tenant"
+
+
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        ({"app_field": "user"}, "must differ"),
+        ({"search_limit": 0}, "search_limit"),
+        ({"search_limit": 100_000}, "search_limit"),
+    ],
+)
+def test_bad_options_are_refused(store, options: dict[str, Any], problem: str) -> None:
+    capability = MemoryCapability(store, scope_fields=("user",))
+    with pytest.raises(ConfigurationError, match=problem):
+        RecallstoreMemoryService(capability, **options)

@@ -27,6 +27,7 @@ from recallstore.capability import MemoryCapability
 from recallstore.errors import ConfigurationError, MemoryNotFoundError
 from recallstore.records import (
     MAX_CONTENT_CHARS,
+    MAX_LIMIT,
     MemoryRecord,
     MemorySearchQuery,
     MemoryTarget,
@@ -71,6 +72,14 @@ class RecallstoreMemoryService(BaseMemoryService):
         search_limit: int = _DEFAULT_SEARCH_LIMIT,
     ) -> None:
         self._conversations = _Conversations(capability)
+        if app_field == user_field:
+            raise ConfigurationError(
+                f"app_field and user_field must differ, both are {app_field!r}"
+            )
+        if not 1 <= search_limit <= MAX_LIMIT:
+            raise ConfigurationError(
+                f"search_limit must be between 1 and {MAX_LIMIT}, got {search_limit!r}"
+            )
         unknown = sorted(set(capability.scope_fields) - {app_field, user_field})
         if unknown:
             raise ConfigurationError(
