@@ -133,6 +133,28 @@ class MemoryCapability:
             recall_block=recall_block,
         )
 
+    def toolbox(
+        self,
+        session_scope: Mapping[str, str],
+        *,
+        conversation_id: str | None = None,
+        run_id: str | None = None,
+    ) -> MemoryToolbox:
+        """A session's toolbox without the recall, e.g. for a tool call in a later turn."""
+        return self._toolbox(self.scope_for(session_scope), conversation_id, run_id)
+
+    def _toolbox(
+        self, scope: dict[str, str], conversation_id: str | None, run_id: str | None
+    ) -> MemoryToolbox:
+        return MemoryToolbox(
+            self.store,
+            scope,
+            tools=self.specs,
+            conversation_id=conversation_id,
+            run_id=run_id,
+            author=self.author,
+        )
+
     async def _turn_one(
         self,
         scope: dict[str, str],
@@ -141,14 +163,7 @@ class MemoryCapability:
         run_id: str | None,
     ) -> tuple[MemoryToolbox, Recall, str | None]:
         """The toolbox, the recall and its rendered block: what both public paths share."""
-        toolbox = MemoryToolbox(
-            self.store,
-            scope,
-            tools=self.specs,
-            conversation_id=conversation_id,
-            run_id=run_id,
-            author=self.author,
-        )
+        toolbox = self._toolbox(scope, conversation_id, run_id)
         recall = await assemble_recall(
             self.store,
             scope,

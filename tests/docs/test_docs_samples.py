@@ -20,6 +20,7 @@ OWNED = [
     "cli.md",
     "dashboard.md",
     "backends.md",
+    "integrations.md",
 ]
 
 

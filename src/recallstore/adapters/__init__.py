@@ -2,6 +2,11 @@
 
 * :mod:`recallstore.adapters.mcp` — an MCP server exposing the four memory tools and
   the Manual, bound to one scope (needs the ``mcp`` extra).
+* :mod:`recallstore.adapters.pydantic_ai`, :mod:`recallstore.adapters.openai_agents`,
+  :mod:`recallstore.adapters.adk`, :mod:`recallstore.adapters.langchain`,
+  :mod:`recallstore.adapters.anthropic` — the memory tools and the recall inside those
+  frameworks, the scope taken from the host's run context (one extra each; see
+  docs/integrations.md).
 
 Nothing is imported here: each adapter imports its optional dependency only when used.
 """
