@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 
-import pytest
-
 from recallstore.errors import MemoryConflictError
 from recallstore.records import MemoryStoreCapabilities
 from recallstore.store import MemoryStore
@@ -22,6 +20,7 @@ from recallstore.testing._harness import (
     search_ids,
     write_one,
 )
+from recallstore.testing._rules import kit_test
 
 __all__ = ["CapabilitiesConformance", "DurabilityConformance"]
 
@@ -29,7 +28,10 @@ __all__ = ["CapabilitiesConformance", "DurabilityConformance"]
 class CapabilitiesConformance(StoreHarness):
     """Every store declares what it offers, synchronously and consistently."""
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "capabilities() must be a plain method returning the same MemoryStoreCapabilities every "
+        "call"
+    )
     async def test_s15_capabilities_declare_search_mode_and_durability(
         self, store: MemoryStore
     ) -> None:
@@ -41,7 +43,7 @@ class CapabilitiesConformance(StoreHarness):
         assert all(isinstance(name, str) and name for name in declared.extensions)
         assert store.capabilities() == declared
 
-    @pytest.mark.asyncio
+    @kit_test("write, search, get, invalidate and delete must be async methods of the store")
     async def test_s15_store_implements_the_protocol(self, store: MemoryStore) -> None:
         assert isinstance(store, MemoryStore)
         for name in ("write", "search", "get", "invalidate", "delete"):
@@ -51,7 +53,10 @@ class CapabilitiesConformance(StoreHarness):
 class DurabilityConformance(StoreHarness):
     """Sub-suite for ``capabilities().durable``: data outlives the store object."""
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "a store declaring durable=True must find every record, state and deletion again after "
+        "closing and reopening"
+    )
     async def test_s15_durable_store_keeps_everything_after_reopening(
         self, durable_store: MemoryStore, store_factory: StoreFactory
     ) -> None:
@@ -69,7 +74,10 @@ class DurabilityConformance(StoreHarness):
             assert await search_ids(reopened, "walrus", scope={"tenant": "acme"}) == [kept.id]
             assert await search_ids(reopened, "secret", include_invalidated=True) == []
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "after reopening, new created_at stamps must come after the newest stored one "
+        "(MonotonicClock.observe)"
+    )
     async def test_s15_reopened_store_continues_the_recency_order(
         self, durable_store: MemoryStore, store_factory: StoreFactory
     ) -> None:
@@ -79,7 +87,10 @@ class DurabilityConformance(StoreHarness):
             assert later.created_at > earlier.created_at
             assert await search_ids(reopened) == [later.id, earlier.id]
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "two stores open on one location must read each other's committed writes; declare "
+        "single_opener=True if yours cannot"
+    )
     async def test_s15_two_open_stores_see_each_others_writes(
         self, durable_store: MemoryStore, store_factory: StoreFactory
     ) -> None:
@@ -94,7 +105,10 @@ class DurabilityConformance(StoreHarness):
             assert invalid.invalid_reason == "seen elsewhere"
             assert await search_ids(durable_store, "written") == [theirs.id]
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "check the supersede target inside the writing transaction, under a lock other openers "
+        "respect"
+    )
     async def test_s15_concurrent_supersedes_from_two_stores_exactly_one_wins(
         self, durable_store: MemoryStore, store_factory: StoreFactory
     ) -> None:

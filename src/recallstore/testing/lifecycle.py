@@ -18,6 +18,7 @@ from recallstore.testing._harness import (
     search_ids,
     write_one,
 )
+from recallstore.testing._rules import kit_test
 
 __all__ = ["DeleteGetConformance"]
 
@@ -38,13 +39,13 @@ _UNKNOWN_IDS = [
 class DeleteGetConformance(StoreHarness):
     """Deleting forgets a record and its index entries; ``get`` ignores validity and expiry."""
 
-    @pytest.mark.asyncio
+    @kit_test("delete must remove the stored record so get() answers None")
     async def test_s5_deleted_record_is_gone_from_get(self, store: MemoryStore) -> None:
         record = await write_one(store, "forget me")
         await store.delete(record.id)
         assert await store.get(record.id) is None
 
-    @pytest.mark.asyncio
+    @kit_test("delete must remove the record from everything search reads, listings included")
     async def test_s5_deleted_record_is_never_returned_by_search(self, store: MemoryStore) -> None:
         record = await write_one(store, "zeppelin sighting report")
         await store.invalidate(record.id)
@@ -53,7 +54,7 @@ class DeleteGetConformance(StoreHarness):
         assert await search_ids(store, None, **everything) == []
         assert await search_ids(store, "zeppelin", **everything) == []
 
-    @pytest.mark.asyncio
+    @kit_test("delete must remove the record's words from the keyword index too")
     async def test_s5_deleted_content_leaves_the_keyword_index(
         self, keyword_store: MemoryStore
     ) -> None:
@@ -64,7 +65,7 @@ class DeleteGetConformance(StoreHarness):
         again = await write_one(keyword_store, "walrus spotted again")
         assert await search_ids(keyword_store, "walrus tusk") == [again.id]
 
-    @pytest.mark.asyncio
+    @kit_test("delete of an unknown id must return quietly")
     async def test_s5_delete_of_a_missing_record_is_not_an_error(self, store: MemoryStore) -> None:
         record = await write_one(store, "deleted twice")
         await store.delete("no-such-record")
@@ -72,7 +73,7 @@ class DeleteGetConformance(StoreHarness):
         await store.delete(record.id)
         assert await every_record(store) == []
 
-    @pytest.mark.asyncio
+    @kit_test("delete must remove only the record with that id")
     async def test_s5_delete_removes_only_that_record(self, store: MemoryStore) -> None:
         doomed, kept = await store.write([memory("doomed record"), memory("kept record")])
         await store.delete(doomed.id)
@@ -80,7 +81,7 @@ class DeleteGetConformance(StoreHarness):
         assert await search_ids(store) == [kept.id]
         assert await search_ids(store, "record") == [kept.id]
 
-    @pytest.mark.asyncio
+    @kit_test("deleting the old end of a chain must not touch its successor")
     async def test_s5_deleting_a_superseded_record_keeps_its_successor(
         self, store: MemoryStore
     ) -> None:
@@ -91,7 +92,10 @@ class DeleteGetConformance(StoreHarness):
         assert await store.get(new.id) == new
         assert await search_ids(store, include_invalidated=True) == [new.id]
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "store and return every field unchanged (scope keys sorted, tags normalised, payloads as "
+        "JSON)"
+    )
     async def test_s6_get_returns_every_field_as_written(self, store: MemoryStore) -> None:
         written = await write_one(
             store,
@@ -111,7 +115,7 @@ class DeleteGetConformance(StoreHarness):
         (listed,) = [hit.record for hit in await search(store)]
         assert listed == written
 
-    @pytest.mark.asyncio
+    @kit_test("get must ignore validity and expiry")
     async def test_s6_get_returns_invalidated_superseded_and_expired_records(
         self, store: MemoryStore
     ) -> None:
@@ -126,7 +130,7 @@ class DeleteGetConformance(StoreHarness):
             assert stored.content == record.content
         assert await store.get(expired.id) == expired
 
-    @pytest.mark.asyncio
+    @kit_test("get of an id the store does not hold (even an odd one) returns None without raising")
     @pytest.mark.parametrize("unknown_id", _UNKNOWN_IDS)
     async def test_s6_get_of_an_unknown_id_returns_none(
         self, store: MemoryStore, unknown_id: str
@@ -134,7 +138,10 @@ class DeleteGetConformance(StoreHarness):
         await write_one(store, "some record")
         assert await store.get(unknown_id) is None
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "odd ids (empty, quotes, wildcards, NUL) name no record: invalidate raises "
+        "MemoryNotFoundError, delete returns"
+    )
     @pytest.mark.parametrize("unknown_id", _UNKNOWN_IDS)
     async def test_s5_unknown_ids_are_not_found_by_invalidate_and_ignored_by_delete(
         self, store: MemoryStore, unknown_id: str

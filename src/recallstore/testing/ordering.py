@@ -18,6 +18,7 @@ from recallstore.testing._harness import (
     write_fillers,
     write_one,
 )
+from recallstore.testing._rules import kit_test
 
 __all__ = ["KeywordSearchConformance", "OrderingConformance"]
 
@@ -27,14 +28,14 @@ _FILLERS = 20
 class OrderingConformance(StoreHarness):
     """Recency listings and relevance ranking, observed only through result order."""
 
-    @pytest.mark.asyncio
+    @kit_test("a listing orders by created_at descending")
     async def test_s10_listing_is_newest_first(self, store: MemoryStore) -> None:
         first = await write_one(store, "written first")
         second = await write_one(store, "written second")
         third = await write_one(store, "written third")
         assert await search_ids(store) == [third.id, second.id, first.id]
 
-    @pytest.mark.asyncio
+    @kit_test("order listings by (created_at, id) descending")
     async def test_s10_listing_order_follows_created_at_then_id(self, store: MemoryStore) -> None:
         for batch in range(3):
             await store.write([memory(f"batch {batch} item {n}") for n in range(10)])
@@ -45,7 +46,10 @@ class OrderingConformance(StoreHarness):
         assert listed[0].content.startswith("batch 2")
         assert listed[-1].content.startswith("batch 0")
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "a query that is None or only whitespace (MemorySearchQuery.is_listing) is a listing with "
+        "score None"
+    )
     @pytest.mark.parametrize(
         "blank", [None, "", " ", "\n\t  ", "\u3000"], ids=["none", "empty", "space", "ws", "ideo"]
     )
@@ -58,7 +62,7 @@ class OrderingConformance(StoreHarness):
         assert [hit.record.id for hit in hits] == [newer.id, older.id]
         assert [hit.score for hit in hits] == [None, None]
 
-    @pytest.mark.asyncio
+    @kit_test("break ranking ties by created_at desc, then id desc")
     async def test_s10_equal_relevance_is_broken_by_recency(
         self, keyword_store: MemoryStore
     ) -> None:
@@ -69,7 +73,7 @@ class OrderingConformance(StoreHarness):
         assert await search_ids(keyword_store, "copper") == [newest.id, middle.id, oldest.id]
         assert await search_ids(keyword_store, "kettle copper") == [newest.id, middle.id, oldest.id]
 
-    @pytest.mark.asyncio
+    @kit_test("weight each term by its rarity (idf) over every stored record")
     async def test_s11_rarer_term_ranks_above_commoner_term(
         self, keyword_store: MemoryStore
     ) -> None:
@@ -82,7 +86,7 @@ class OrderingConformance(StoreHarness):
         assert found[0] == rare.id
         assert set(found) == {rare.id, *(record.id for record in common)}
 
-    @pytest.mark.asyncio
+    @kit_test("sum the contribution of every matching query term")
     async def test_s11_more_matching_terms_rank_higher(self, keyword_store: MemoryStore) -> None:
         await write_fillers(keyword_store, _FILLERS)
         all_three = await write_one(keyword_store, "zircon basalt gneiss quartz")
@@ -93,7 +97,9 @@ class OrderingConformance(StoreHarness):
         assert found[:2] == [all_three.id, two.id]
         assert set(found[2:]) == {one_a.id, one_b.id}
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "index and query the same tokens: recallstore.tokenize folds case and drops punctuation"
+    )
     async def test_s11_case_and_punctuation_do_not_change_results(
         self, keyword_store: MemoryStore
     ) -> None:
@@ -120,7 +126,7 @@ class OrderingConformance(StoreHarness):
 class KeywordSearchConformance(StoreHarness):
     """Sub-suite for ``capabilities().search == "keyword"``: only matching records come back."""
 
-    @pytest.mark.asyncio
+    @kit_test("keyword search returns only records containing at least one query token")
     async def test_s10_keyword_search_returns_only_records_sharing_a_query_term(
         self, keyword_store: MemoryStore
     ) -> None:
@@ -131,7 +137,7 @@ class KeywordSearchConformance(StoreHarness):
         assert set(await search_ids(keyword_store, "walrus penguin")) == {hit_a.id, hit_b.id}
         assert await search_ids(keyword_store, "penguin iceberg") == []
 
-    @pytest.mark.asyncio
+    @kit_test("a non-blank query without word tokens returns [], not a listing")
     @pytest.mark.parametrize(
         "wordless", ["!!!", "🎉🎉", "() * -", "...", '""', "-- ;", "\x00"], ids=repr
     )
@@ -141,7 +147,7 @@ class KeywordSearchConformance(StoreHarness):
         await keyword_store.write([memory("a plain record"), memory("party 🎉 time !!!")])
         assert await search_ids(keyword_store, wordless) == []
 
-    @pytest.mark.asyncio
+    @kit_test("match whole tokens, never substrings")
     async def test_s11_terms_match_whole_words_not_substrings(
         self, keyword_store: MemoryStore
     ) -> None:
