@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
+from recallstore._text import tokenize
 from recallstore.errors import MemoryConflictError, MemoryValidationError
 from recallstore.records import (
     MemoryHit,
@@ -35,6 +36,7 @@ __all__ = [
     "record_from_input",
     "records_to_import",
     "scope_matches",
+    "tokenize",
     "utc_now",
 ]
 

@@ -11,6 +11,7 @@ blaming the rule that is really broken.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Sequence
 from types import TracebackType
@@ -40,16 +41,22 @@ class CheckedStore:
         self._deleted: set[str] = set()
         self._pending: dict[int, str] = {}
         self._call_numbers = itertools.count()
+        self._cancelled: str | None = None
 
     def pending_calls(self) -> list[str]:
         """The store calls started but not finished yet (named when a test hangs)."""
-        return list(self._pending.values())
+        pending = list(self._pending.values())
+        return pending or ([self._cancelled] if self._cancelled else [])
 
     async def _call(self, description: str, call: Any) -> Any:
         number = next(self._call_numbers)
         self._pending[number] = description
         try:
             return await call
+        except asyncio.CancelledError:
+            # A time limit cancels the test: keep naming the call it was stuck in.
+            self._cancelled = description
+            raise
         finally:
             del self._pending[number]
 

@@ -120,7 +120,7 @@ def kit_test(hint: str) -> Callable[[_TestFunction], _TestFunction]:
                 exc.args = (_message(rule, hint, str(exc)),)
                 raise
             except pytest.fail.Exception as exc:
-                pytest.fail(_message(rule, hint, exc.msg), pytrace=True)
+                pytest.fail(_message(rule, hint, exc.msg or ""), pytrace=True)
             except Exception as exc:
                 detail = f"the store raised {type(exc).__name__}: {exc}"
                 raise KitRuleViolation(rule, hint, detail) from exc
