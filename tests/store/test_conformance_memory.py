@@ -54,7 +54,12 @@ from kit_mutants import (
 
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.errors import MissingDependencyError
-from recallstore.testing import MemoryStoreConformance, StoreFactory, differential
+from recallstore.testing import (
+    ClockedStoreFactory,
+    MemoryStoreConformance,
+    StoreFactory,
+    differential,
+)
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
 
@@ -63,6 +68,10 @@ class TestInMemoryConformance(MemoryStoreConformance):
     @pytest.fixture
     def store_factory(self) -> StoreFactory:
         return InMemoryMemoryStore
+
+    @pytest.fixture
+    def clocked_store_factory(self) -> ClockedStoreFactory:
+        return lambda clock: InMemoryMemoryStore(clock=clock)
 
 
 def test_kit_import_without_its_extra_names_the_install_command(
@@ -79,7 +88,9 @@ def test_kit_import_without_its_extra_names_the_install_command(
 
 def test_docs_list_every_kit_test() -> None:
     kit_tests = {name for name in dir(MemoryStoreConformance) if name.startswith("test_")}
-    documented = set(re.findall(r"`(test_(?:s\d|ext_)[\w]*)`", DOCS.read_text(encoding="utf-8")))
+    documented = set(
+        re.findall(r"`(test_(?:s\d|ext_|lifecycle_)[\w]*)`", DOCS.read_text(encoding="utf-8"))
+    )
     assert kit_tests - documented == set(), "kit tests missing from docs/conformance.md"
     assert documented - kit_tests == set(), "docs/conformance.md lists tests that do not exist"
 
@@ -151,7 +162,8 @@ _RAISING_MUTANTS = [
 async def _run_kit_test(name: str, store: InMemoryMemoryStore, **arguments: Any) -> None:
     test: Callable[..., Coroutine[Any, Any, None]] = getattr(MemoryStoreConformance(), name)
     # Sub-suite tests take the store under the fixture name that gates them.
-    gated = {"keyword_store", "durable_store"} & set(inspect.signature(test).parameters)
+    gates = {"keyword_store", "durable_store", "shared_store", "single_opener_store"}
+    gated = gates & set(inspect.signature(test).parameters)
     await test(**{gated.pop() if gated else "store": store}, **arguments)
 
 

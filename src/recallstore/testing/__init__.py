@@ -34,7 +34,11 @@ pytest.register_assert_rewrite(
         f"recallstore.testing.{name}"
         for name in (
             "_harness",
+            "_checked",
+            "_divergence",
+            "_rules",
             "capabilities",
+            "clock",
             "concurrency",
             "differential",
             "filters",
@@ -52,17 +56,28 @@ pytest.register_assert_rewrite(
     )
 )
 
-from recallstore.testing._harness import StoreFactory, StoreHarness  # noqa: E402
+from recallstore.testing._checked import CheckedStore  # noqa: E402
+from recallstore.testing._harness import (  # noqa: E402
+    ClockedStoreFactory,
+    StoreFactory,
+    StoreHarness,
+)
+from recallstore.testing._rules import RULES, KitRuleViolation  # noqa: E402
 from recallstore.testing.capabilities import (  # noqa: E402
     CapabilitiesConformance,
     DurabilityConformance,
+    SingleOpenerConformance,
 )
+from recallstore.testing.clock import ClockConformance  # noqa: E402
 from recallstore.testing.concurrency import ConcurrencyConformance  # noqa: E402
 from recallstore.testing.differential import DifferentialConformance  # noqa: E402
 from recallstore.testing.filters import FilterConformance  # noqa: E402
 from recallstore.testing.hostile import HOSTILE_QUERIES, HostileQueryConformance  # noqa: E402
 from recallstore.testing.invalidate import InvalidateConformance  # noqa: E402
-from recallstore.testing.lifecycle import DeleteGetConformance  # noqa: E402
+from recallstore.testing.lifecycle import (  # noqa: E402
+    ClosedStoreConformance,
+    DeleteGetConformance,
+)
 from recallstore.testing.limits import LimitConformance  # noqa: E402
 from recallstore.testing.ordering import (  # noqa: E402
     KeywordSearchConformance,
@@ -76,7 +91,12 @@ from recallstore.testing.write import WriteConformance  # noqa: E402
 
 __all__ = [
     "HOSTILE_QUERIES",
+    "RULES",
     "CapabilitiesConformance",
+    "CheckedStore",
+    "ClockConformance",
+    "ClockedStoreFactory",
+    "ClosedStoreConformance",
     "ConcurrencyConformance",
     "DeleteGetConformance",
     "DifferentialConformance",
@@ -85,10 +105,12 @@ __all__ = [
     "HostileQueryConformance",
     "InvalidateConformance",
     "KeywordSearchConformance",
+    "KitRuleViolation",
     "LimitConformance",
     "MemoryStoreConformance",
     "OrderingConformance",
     "ScopeConformance",
+    "SingleOpenerConformance",
     "StoreFactory",
     "StoreHarness",
     "SupersedeConformance",
@@ -112,6 +134,9 @@ class MemoryStoreConformance(
     ValidationConformance,
     CapabilitiesConformance,
     DurabilityConformance,
+    SingleOpenerConformance,
+    ClosedStoreConformance,
+    ClockConformance,
     ConcurrencyConformance,
     TransferConformance,
     DifferentialConformance,

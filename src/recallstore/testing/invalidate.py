@@ -27,6 +27,7 @@ class InvalidateConformance(StoreHarness):
         assert invalid.invalid_at >= record.created_at
         assert invalid.invalid_reason == "user sold the bicycle"
         assert invalid.updated_at > record.updated_at
+        assert invalid.updated_at == invalid.invalid_at  # one stamp for both
         assert invalid.superseded_by is None
         assert invalid.content == record.content
 

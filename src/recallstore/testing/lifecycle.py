@@ -1,26 +1,27 @@
-"""S5 (``delete`` is true forgetting) and S6 (``get`` returns any stored record)."""
+"""S5 (``delete`` is true forgetting), S6 (``get`` returns any stored record), closed stores."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
-from recallstore.errors import MemoryNotFoundError
-from recallstore.records import MemoryTarget, Provenance
+from recallstore.errors import MemoryNotFoundError, StoreUnavailableError
+from recallstore.records import MemorySearchQuery, MemoryTarget, Provenance
 from recallstore.store import MemoryStore
 from recallstore.testing._harness import (
+    StoreFactory,
     StoreHarness,
     every_record,
     hours_from_now,
     memory,
-    search,
     search_ids,
     write_one,
 )
 from recallstore.testing._rules import kit_test
 
-__all__ = ["DeleteGetConformance"]
+__all__ = ["ClosedStoreConformance", "DeleteGetConformance"]
 
 _UNKNOWN_IDS = [
     pytest.param("no-such-record", id="plain"),
@@ -112,8 +113,7 @@ class DeleteGetConformance(StoreHarness):
         assert written.tags == ("seats", "travel")
         assert list(written.scope) == sorted(written.scope)
         assert await store.get(written.id) == written
-        (listed,) = [hit.record for hit in await search(store)]
-        assert listed == written
+        assert await every_record(store) == [written]
 
     @kit_test("get must ignore validity and expiry")
     async def test_s6_get_returns_invalidated_superseded_and_expired_records(
@@ -152,3 +152,32 @@ class DeleteGetConformance(StoreHarness):
         assert caught.value.record_id == unknown_id
         await store.delete(unknown_id)
         assert await every_record(store) == [record]
+
+
+class ClosedStoreConformance(StoreHarness):
+    """A store is an async context manager; a closed store refuses every call."""
+
+    @kit_test(
+        "after __aexit__ / close, every protocol method must raise StoreUnavailableError "
+        "(not AttributeError, not a driver error, and never succeed)"
+    )
+    async def test_lifecycle_closed_store_raises_store_unavailable(
+        self, store_factory: StoreFactory
+    ) -> None:
+        store = store_factory()
+        async with store:
+            record = await write_one(store, "written before closing")
+        calls: dict[str, Callable[[], Awaitable[object]]] = {
+            "write": lambda: store.write([memory("written after closing")]),
+            "search": lambda: store.search(MemorySearchQuery(query="written")),
+            "listing": lambda: store.search(MemorySearchQuery()),
+            "get": lambda: store.get(record.id),
+            "invalidate": lambda: store.invalidate(record.id, "after closing"),
+            "delete": lambda: store.delete(record.id),
+        }
+        for name, call in calls.items():
+            try:
+                await call()
+            except StoreUnavailableError:
+                continue
+            pytest.fail(f"{name}() on a closed store returned instead of raising")

@@ -12,6 +12,7 @@ import pytest
 from recallstore.store import MemoryStore
 from recallstore.testing._harness import (
     StoreHarness,
+    hours_from_now,
     memory,
     search,
     search_ids,
@@ -51,7 +52,9 @@ class OrderingConformance(StoreHarness):
         "score None"
     )
     @pytest.mark.parametrize(
-        "blank", [None, "", " ", "\n\t  ", "\u3000"], ids=["none", "empty", "space", "ws", "ideo"]
+        "blank",
+        [None, "", " ", "\n\t  ", "\u3000", "\u00a0\u2028", "\x1f\x85"],
+        ids=["none", "empty", "space", "ws", "ideo", "nbsp-line-separator", "c0-c1-separators"],
     )
     async def test_s10_blank_query_is_a_recency_listing(
         self, store: MemoryStore, blank: str | None
@@ -146,6 +149,49 @@ class KeywordSearchConformance(StoreHarness):
     ) -> None:
         await keyword_store.write([memory("a plain record"), memory("party 🎉 time !!!")])
         assert await search_ids(keyword_store, wordless) == []
+
+    @kit_test(
+        "blank means str.strip() leaves nothing; zero-width and format characters are not "
+        "whitespace, so such a query is a keyword query without words"
+    )
+    @pytest.mark.parametrize(
+        "invisible", ["\u200b", "\ufeff", "\u2060", " \u200b "], ids=["zwsp", "bom", "wj", "mixed"]
+    )
+    async def test_s10_zero_width_query_is_not_blank_and_matches_nothing(
+        self, keyword_store: MemoryStore, invisible: str
+    ) -> None:
+        await keyword_store.write([memory("a plain record"), memory("another plain record")])
+        assert await search_ids(keyword_store, invisible) == []
+
+    @kit_test(
+        "count a term's document frequency over every stored record — other scopes, "
+        "invalidated and expired records included — not only over the filtered ones"
+    )
+    @pytest.mark.parametrize("common_where", ["other-scope", "invalidated", "expired"])
+    async def test_s11_term_rarity_counts_every_stored_record(
+        self, keyword_store: MemoryStore, common_where: str
+    ) -> None:
+        await write_fillers(keyword_store, _FILLERS, scope={"user": "elsewhere"})
+        mine = {"user": "me"}
+        rare = await write_one(keyword_store, "zircon mica", scope=mine)
+        common = await write_one(keyword_store, "basalt mica", scope=mine)
+        # Eight more records carry "basalt", outside what the query below can return.
+        others = await keyword_store.write(
+            [
+                memory(
+                    f"basalt {word}",
+                    scope={"user": "elsewhere"} if common_where == "other-scope" else mine,
+                    expires_at=hours_from_now(-1) if common_where == "expired" else None,
+                )
+                for word in ("shale", "flint", "chalk", "loam", "slate", "tuff", "gneiss", "tin")
+            ]
+        )
+        if common_where == "invalidated":
+            for record in others:
+                await keyword_store.invalidate(record.id)
+        # Among the two visible records both terms occur once; only the whole store makes
+        # "zircon" the rarer term. Recency alone would put the newer record first.
+        assert await search_ids(keyword_store, "zircon basalt", scope=mine) == [rare.id, common.id]
 
     @kit_test("match whole tokens, never substrings")
     async def test_s11_terms_match_whole_words_not_substrings(

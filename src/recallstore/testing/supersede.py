@@ -41,10 +41,11 @@ class SupersedeConformance(StoreHarness):
     @kit_test("set the old record's updated_at to the new record's created_at too")
     async def test_s3_supersede_bumps_the_old_records_updated_at(self, store: MemoryStore) -> None:
         old = await write_one(store, "favourite colour is green")
-        await write_one(store, "favourite colour is blue", supersedes=old.id)
+        new = await write_one(store, "favourite colour is blue", supersedes=old.id)
         replaced = await store.get(old.id)
         assert replaced is not None
         assert replaced.updated_at > old.updated_at
+        assert replaced.updated_at == new.created_at
         assert replaced.created_at == old.created_at
 
     @kit_test("a superseded record is invalid: hidden from default search, still returned by get")

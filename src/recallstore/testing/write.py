@@ -107,6 +107,19 @@ class WriteConformance(StoreHarness):
         # A generous margin: the rule is "stamped now", not a timing bound.
         assert before - timedelta(seconds=5) <= record.created_at <= after + timedelta(seconds=5)
 
+    @kit_test(
+        "stamp each record of a batch from the clock in turn (MonotonicClock), not the "
+        "whole batch with one time"
+    )
+    async def test_s2_created_at_strictly_increases_within_a_batch(
+        self, store: MemoryStore
+    ) -> None:
+        records = await store.write([memory(f"batch member {n}") for n in range(20)])
+        stamps = [record.created_at for record in records]
+        assert stamps == sorted(stamps)
+        assert len(set(stamps)) == len(stamps), "two records of one batch share created_at"
+        assert ids(await every_record(store)) == ids(reversed(records))
+
     @kit_test("generate a fresh id per record (new_record_id)")
     async def test_s2_ids_are_unique_within_and_across_batches(self, store: MemoryStore) -> None:
         written = await store.write([memory("same content") for _ in range(50)])
