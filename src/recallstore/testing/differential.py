@@ -22,15 +22,18 @@ in a fresh event loop, so the kit's time limit holds even for a store that hangs
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.errors import MemoryConflictError, MemoryNotFoundError
@@ -223,7 +226,8 @@ def _explore(
         except KitRuleViolation as violation:
             found.append((operations, violation))
 
-    check()
+    with _hypothesis_files_elsewhere():
+        check()
     if not found:
         return
     operations, violation = found[0]
@@ -235,6 +239,23 @@ def _explore(
         violation.hint + " (differential test)",
         f"{violation.detail}\nshortest failing sequence found ({len(operations)} steps):\n" + steps,
     )
+
+
+@contextlib.contextmanager
+def _hypothesis_files_elsewhere() -> Iterator[None]:
+    """Keep hypothesis's caches out of the author's project while the kit runs.
+
+    Even without an example database, hypothesis caches constants it reads from local
+    modules under ``.hypothesis/`` in the working directory. The kit points it at a
+    temporary directory for its own run and restores the author's setting afterwards.
+    """
+    previous = storage_directory(intent_to_write=False).home_directory
+    with tempfile.TemporaryDirectory(prefix="recallstore-kit-") as scratch:
+        set_hypothesis_home_dir(scratch)
+        try:
+            yield
+        finally:
+            set_hypothesis_home_dir(previous)
 
 
 def _replay(factory: StoreFactory, operations: Sequence[_Operation], deadline: float) -> None:
