@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
-from recallstore._text import tokenize
+from recallstore._text import MAX_QUERY_TERMS, query_terms, tokenize
 from recallstore.errors import MemoryConflictError, MemoryValidationError
 from recallstore.records import (
     MemoryHit,
@@ -23,6 +23,7 @@ from recallstore.records import (
 __all__ = [
     "EXPORT_EXTENSION",
     "IMPORT_EXTENSION",
+    "MAX_QUERY_TERMS",
     "Clock",
     "MemoryStore",
     "MonotonicClock",
@@ -33,6 +34,7 @@ __all__ = [
     "is_storable_id",
     "new_record_id",
     "newest_timestamp",
+    "query_terms",
     "record_from_input",
     "records_to_import",
     "scope_matches",

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from recallstore._text import tokenize
 from recallstore.records import MAX_CONTENT_CHARS, MemoryRecord
-from recallstore.store import MemoryStore
+from recallstore.store import MemoryStore, tokenize
 from recallstore.testing._harness import (
     StoreHarness,
     memory,
@@ -126,8 +125,8 @@ class HostileQueryConformance(StoreHarness):
     """Hostile query text never raises and never matches more than its words allow."""
 
     @kit_test(
-        "build the query from tokens (recallstore.tokenize), quote each, never pass user text to "
-        "the query language"
+        "build the query from words (recallstore.store.query_terms), quote each, never pass "
+        "user text to the query language"
     )
     @pytest.mark.parametrize(("query", "must_find"), HOSTILE_QUERIES)
     async def test_s13_hostile_query_never_raises_and_matches_only_its_words(

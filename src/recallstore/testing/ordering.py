@@ -101,7 +101,8 @@ class OrderingConformance(StoreHarness):
         assert set(found[2:]) == {one_a.id, one_b.id}
 
     @kit_test(
-        "index and query the same tokens: recallstore.tokenize folds case and drops punctuation"
+        "index and query the same words: recallstore.store.tokenize folds case and drops "
+        "punctuation"
     )
     async def test_s11_case_and_punctuation_do_not_change_results(
         self, keyword_store: MemoryStore
