@@ -26,6 +26,7 @@ from kit_mutants import (
     DeleteHidesFromGetOnly,
     DeleteOfMissingRaises,
     EmptyKindsMeansAll,
+    ExactMatchEmptyScopeListing,
     ExactScopeMatch,
     FlipFloppingCapabilities,
     FtsSyntaxErrors,
@@ -35,6 +36,8 @@ from kit_mutants import (
     KeywordSearchIgnoresTags,
     LimitZeroMeansDefault,
     ListsOldestFirst,
+    NonInvalidatingSupersede,
+    NoOpDelete,
     NoUpdatedAtBumpOnSupersede,
     PartialBatchOnFailure,
     RacySupersede,
@@ -55,7 +58,9 @@ from kit_mutants import (
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.errors import MissingDependencyError
 from recallstore.testing import (
+    CheckedStore,
     ClockedStoreFactory,
+    KitRuleViolation,
     MemoryStoreConformance,
     StoreFactory,
     differential,
@@ -215,3 +220,34 @@ def test_the_differential_test_finds_a_filter_bug(mutant: type[InMemoryMemorySto
 
     probe()
     assert divergences, f"the differential test never noticed {mutant.__name__}"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("mutant", "kit_test", "blamed"),
+    [
+        (ExactMatchEmptyScopeListing, "test_s6_get_returns_every_field_as_written", "S7"),
+        (ExactMatchEmptyScopeListing, "test_s1_write_returns_records_in_input_order", None),
+        (NoOpDelete, "test_s3_supersede_of_a_deleted_record_is_not_found", "S5"),
+        (NoOpDelete, "test_s4_invalidate_of_a_deleted_record_is_not_found", "S5"),
+        (NonInvalidatingSupersede, "test_s9_invalidated_records_need_include_invalidated", "S3"),
+        (
+            NonInvalidatingSupersede,
+            "test_s5_deleting_a_superseded_record_keeps_its_successor",
+            "S3",
+        ),
+    ],
+)
+async def test_a_kit_test_about_another_rule_blames_the_broken_one(
+    mutant: type[InMemoryMemoryStore], kit_test: str, blamed: str | None
+) -> None:
+    test = getattr(MemoryStoreConformance(), kit_test)
+    arguments = {"query": None} if "query" in inspect.signature(test).parameters else {}
+    async with mutant() as store:
+        if blamed is None:
+            await test(store=CheckedStore(store), **arguments)  # this rule holds: passes
+            return
+        with pytest.raises(KitRuleViolation) as caught:
+            await test(store=CheckedStore(store), **arguments)
+    assert caught.value.rule == blamed
+    assert str(caught.value).startswith(f"{blamed} — ")

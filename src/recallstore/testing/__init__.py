@@ -12,9 +12,13 @@ fresh location for the test::
         def store_factory(self, tmp_path):
             return lambda: MyStore(tmp_path / "memory.db")
 
-Each rule S1–S15 of the store protocol has named tests (``test_s7_...``). Areas are
-also importable alone (``ScopeConformance``, ...). Sub-suites skip themselves unless
-``capabilities()`` turns them on. See docs/conformance.md. Needs the ``testing`` extra.
+Each rule S1–S15 of the store protocol has named tests (``test_s7_...``); a failure
+starts with the rule and a hint (``S5 — delete(id) returned, but get(id) still returns
+the record``). Areas are also importable alone (``ScopeConformance``, ...). Sub-suites
+skip themselves unless ``capabilities()`` turns them on; the clock sub-suite runs when
+``clocked_store_factory`` is overridden too. Every test has a time limit of its own
+(``kit_time_limit``, seconds). The rules: docs/store-protocol.md; the kit:
+docs/conformance.md. Needs the ``testing`` extra.
 """
 
 from __future__ import annotations
@@ -145,5 +149,6 @@ class MemoryStoreConformance(
 
     ``store_factory`` returns a callable; each call builds a new, unopened store over
     the same per-test location (for a durable store: the same data). The kit opens
-    and closes stores itself with ``async with``.
+    and closes stores itself with ``async with``. Class attributes ``kit_time_limit``,
+    ``differential_examples`` and ``differential_shrink_seconds`` tune it.
     """

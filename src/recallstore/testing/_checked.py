@@ -4,7 +4,8 @@ Kit tests inspect a store's state through two things: ``get`` and a listing with
 empty scope filter. When either is broken, a test about another rule would fail with
 a misleading message (an S7 bug surfacing in an S6 test as a ``ValueError``). So the
 store a test receives records what the test wrote and deleted, checks ``delete``
-right away (S5: ``get`` answers None afterwards), and lets :func:`every_record`
+right away (S5: ``get`` answers None afterwards) and every supersede (S3: the old
+record points to its successor), and lets :func:`every_record`
 check that the listing holds every record the test wrote and none it deleted —
 blaming the rule that is really broken.
 """
@@ -65,12 +66,29 @@ class CheckedStore:
         return self.store.capabilities()
 
     async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
-        """``write``, remembering the ids it returned."""
+        """``write``, remembering the ids it returned and checking what it superseded (S3)."""
         records: list[MemoryRecord] = await self._call(
             f"write() of {len(inputs)} input(s) (S1)", self.store.write(inputs)
         )
         self._written.update(dict.fromkeys(record.id for record in records))
+        for inp, record in zip(inputs, records, strict=False):
+            if inp.supersedes is not None:
+                await self._check_superseded(inp.supersedes, record)
         return records
+
+    async def _check_superseded(self, target: str, successor: MemoryRecord) -> None:
+        old = await self.store.get(target)
+        if old is None or (old.superseded_by, old.invalid_at) != (
+            successor.id,
+            successor.created_at,
+        ):
+            raise KitRuleViolation(
+                "S3",
+                "write(supersedes=X) returned, but X is not invalidated by the new record",
+                f"after writing {successor.id!r} with supersedes={target!r}, get({target!r}) "
+                f"returned {old!r}; expected superseded_by={successor.id!r} and "
+                f"invalid_at={successor.created_at!r}",
+            )
 
     async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
         """``search``, passed through."""

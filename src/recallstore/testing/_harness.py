@@ -87,8 +87,13 @@ class StoreHarness:
             await backend.__aenter__()
         checked: CheckedStore | None = None
         try:
-            if await every_record(backend):
-                pytest.fail("store_factory must give every test a fresh, empty store")
+            async with time_limit(limit, "S10", lambda: "while listing the new store"):
+                leftovers = await every_record(backend)
+            if leftovers:
+                pytest.fail(
+                    "store_factory must give every test a fresh, empty store; this one "
+                    f"already holds {len(leftovers)} record(s) (use tmp_path, a fresh schema...)"
+                )
             checked = CheckedStore(backend)
             yield checked
         finally:
