@@ -70,6 +70,7 @@ class InMemoryMemoryStore(StoreLifecycle):
         return MemoryStoreCapabilities(
             search="keyword",
             durable=False,
+            single_opener=False,
             extensions=frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION}),
         )
 

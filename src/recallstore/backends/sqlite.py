@@ -167,6 +167,7 @@ class SqliteMemoryStore(StoreLifecycle):
         return MemoryStoreCapabilities(
             search="keyword",
             durable=True,
+            single_opener=False,
             extensions=frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION}),
         )
 
