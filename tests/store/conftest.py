@@ -1,6 +1,6 @@
-"""Makes ``kit_mutants`` (the deliberately broken backends) importable by the store tests."""
+"""Puts the repository root on ``sys.path``, so ``tests.store.kit_mutants`` imports."""
 
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from hypothesis import Phase, given, settings
-from kit_mutants import (
+from tests.store.kit_mutants import (
     BlankQueryIsAKeywordQuery,
     CapsLimitAtHundred,
     CaseSensitiveMatching,
