@@ -175,8 +175,8 @@ async def _run_kit_test(name: str, store: InMemoryMemoryStore, **arguments: Any)
 @pytest.mark.asyncio
 @pytest.mark.parametrize(
     ("mutant", "kit_test", "arguments"),
-    _MUTANTS + _RAISING_MUTANTS,
-    ids=[f"{mutant.__name__}-{test}" for mutant, test, _ in _MUTANTS + _RAISING_MUTANTS],
+    [*_MUTANTS, *_RAISING_MUTANTS],
+    ids=[f"{mutant.__name__}-{test}" for mutant, test, _ in [*_MUTANTS, *_RAISING_MUTANTS]],
 )
 async def test_the_kit_fails_a_backend_that_breaks_the_rule(
     mutant: type[InMemoryMemoryStore], kit_test: str, arguments: dict[str, Any]
