@@ -12,6 +12,7 @@ import importlib
 import inspect
 import re
 import sys
+import time
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,7 @@ from tests.store.kit_mutants import (
 
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.errors import MissingDependencyError
+from recallstore.records import MemoryWriteInput
 from recallstore.testing import (
     CheckedStore,
     ClockedStoreFactory,
@@ -251,3 +253,50 @@ async def test_a_kit_test_about_another_rule_blames_the_broken_one(
             await test(store=CheckedStore(store), **arguments)
     assert caught.value.rule == blamed
     assert str(caught.value).startswith(f"{blamed} — ")
+
+
+def test_the_differential_test_blames_a_store_that_raises_on_query_text() -> None:
+    with pytest.raises(KitRuleViolation) as caught:
+        differential._explore(
+            FtsSyntaxErrors, examples=40, shrink_seconds=2.0, deadline=time.monotonic() + 60
+        )
+    assert caught.value.rule == "S13"
+    assert "the store raised ValueError" in str(caught.value)
+    assert "shortest failing sequence found" in str(caught.value)
+
+
+class _OneLocation:
+    """A factory handing out one store object, as a durable location would be reopened."""
+
+    def __init__(self, store: InMemoryMemoryStore) -> None:
+        self.store = store
+
+    def __call__(self) -> InMemoryMemoryStore:
+        return self.store
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("mutant", "rule", "words"),
+    [
+        (NoOpDelete, "S5", "store not empty after deleting every listed record"),
+        (ExactMatchEmptyScopeListing, "S7", "left over from an earlier example"),
+    ],
+)
+async def test_the_differential_cleanup_is_bounded_and_names_the_rule(
+    mutant: type[InMemoryMemoryStore], rule: str, words: str
+) -> None:
+    store = mutant()
+    async with store:  # an earlier example left records behind
+        await store.write(
+            [MemoryWriteInput(scope={"tenant": "acme"}, content="apple river")] * 3
+            + [MemoryWriteInput(scope={}, content="tiger lemon")]
+        )
+    operations = [
+        differential._Write(items=(differential._Item(("apple",), "fact", (), 1, None, None),)),
+        differential._Search(("apple",), " ", 1, None, None, 10, False, False),
+    ]
+    with pytest.raises(KitRuleViolation) as caught:
+        await differential._run_against_reference(_OneLocation(store), operations)
+    assert caught.value.rule == rule
+    assert words in str(caught.value)

@@ -15,7 +15,7 @@ from recallstore.records import MemoryRecord, MemorySearchQuery
 from recallstore.store import scope_matches, tokenize, utc_now
 from recallstore.testing._rules import KitRuleViolation
 
-__all__ = ["leftover_violation", "outcome_violation", "search_violation"]
+__all__ = ["leftover_violation", "outcome_violation", "raised_violation", "search_violation"]
 
 _Normalised = dict[str, Any]
 
@@ -48,6 +48,20 @@ def leftover_violation(record: MemoryRecord, cleaned: set[str]) -> KitRuleViolat
         f"search returned record {record.id!r} that this example never wrote; a listing "
         "with include_invalidated=True and include_expired=True never returned it",
     )
+
+
+def raised_violation(operation: object, where: str, exc: Exception) -> KitRuleViolation:
+    """The store raised where the reference answered: blame the operation's rule."""
+    kind = type(operation).__name__
+    if kind == "_Search":
+        listing = getattr(operation, "words", None) is None
+        rule, hint = ("S10", "a listing raised") if listing else ("S13", "a search raised")
+    elif kind in _OPERATION_RULES:
+        rule, hint = _OPERATION_RULES[kind][0], f"{kind.strip('_').lower()} raised"
+    else:
+        rule, hint = "S1", "write raised"
+    detail = f"{where}\n  the store raised {type(exc).__name__}: {exc}"
+    return KitRuleViolation(rule, hint + " where the reference did not", detail)
 
 
 def outcome_violation(

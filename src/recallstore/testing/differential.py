@@ -49,6 +49,7 @@ from recallstore.store import MemoryStore, utc_now
 from recallstore.testing._divergence import (
     leftover_violation,
     outcome_violation,
+    raised_violation,
     search_violation,
 )
 from recallstore.testing._harness import StoreFactory, StoreHarness, every_record
@@ -400,11 +401,16 @@ class _Pair:
 
     async def apply(self, operation: _Operation, step: int) -> None:
         where = f"step {step}: {operation}"
-        if isinstance(operation, _Search):
-            await self._search(operation, where)
-            return
-        expected = await self._outcome(self.reference, operation)
-        actual = await self._outcome(self.backend, operation)
+        try:
+            if isinstance(operation, _Search):
+                await self._search(operation, where)
+                return
+            expected = await self._outcome(self.reference, operation)
+            actual = await self._outcome(self.backend, operation)
+        except KitRuleViolation:
+            raise
+        except Exception as exc:
+            raise raised_violation(operation, where, exc) from exc
         if actual != expected:
             raise outcome_violation(operation, where, expected, actual)
 
