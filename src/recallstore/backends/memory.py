@@ -70,7 +70,6 @@ class InMemoryMemoryStore(StoreLifecycle):
         return MemoryStoreCapabilities(
             search="keyword",
             durable=False,
-            single_opener=False,
             extensions=frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION}),
         )
 

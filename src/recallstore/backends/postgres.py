@@ -274,7 +274,6 @@ class PostgresMemoryStore(StoreLifecycle):
         return MemoryStoreCapabilities(
             search="keyword",
             durable=True,
-            single_opener=False,
             extensions=frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION}),
         )
 

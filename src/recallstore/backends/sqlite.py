@@ -167,7 +167,6 @@ class SqliteMemoryStore(StoreLifecycle):
         return MemoryStoreCapabilities(
             search="keyword",
             durable=True,
-            single_opener=False,
             extensions=frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION}),
         )
 
