@@ -292,7 +292,7 @@ async def test_the_differential_cleanup_is_bounded_and_names_the_rule(
             [MemoryWriteInput(scope={"tenant": "acme"}, content="apple river")] * 3
             + [MemoryWriteInput(scope={}, content="tiger lemon")]
         )
-    operations = [
+    operations: list[differential._Operation] = [
         differential._Write(items=(differential._Item(("apple",), "fact", (), 1, None, None),)),
         differential._Search(("apple",), " ", 1, None, None, 10, False, False),
     ]
