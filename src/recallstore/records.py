@@ -19,6 +19,7 @@ from pydantic import (
     Field,
     JsonValue,
     ValidationError,
+    ValidationInfo,
     field_serializer,
     field_validator,
 )
@@ -400,4 +401,14 @@ class MemoryStoreCapabilities(_Contract):
 
     search: SearchMode = "keyword"
     durable: bool = False
+    single_opener: bool = False
+    """Durable, but one open store per location at a time: a second opener is refused
+    with ``StoreUnavailableError`` until the first closes. Needs ``durable=True``."""
     extensions: frozenset[str] = frozenset()
+
+    @field_validator("single_opener")
+    @classmethod
+    def _single_opener_is_durable(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and not info.data.get("durable", False):
+            raise ValueError("single_opener=True needs durable=True")
+        return value

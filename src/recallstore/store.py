@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
+from recallstore._text import MAX_QUERY_TERMS, query_terms, tokenize
 from recallstore.errors import MemoryConflictError, MemoryValidationError
 from recallstore.records import (
     _MAX_ID_CHARS,
@@ -25,6 +26,7 @@ from recallstore.records import (
 __all__ = [
     "EXPORT_EXTENSION",
     "IMPORT_EXTENSION",
+    "MAX_QUERY_TERMS",
     "Clock",
     "MemoryStore",
     "MonotonicClock",
@@ -37,9 +39,11 @@ __all__ = [
     "is_valid_record_id",
     "new_record_id",
     "newest_timestamp",
+    "query_terms",
     "record_from_input",
     "records_to_import",
     "scope_matches",
+    "tokenize",
     "utc_now",
 ]
 

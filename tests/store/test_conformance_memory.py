@@ -12,24 +12,61 @@ import importlib
 import inspect
 import re
 import sys
-from collections.abc import Callable, Coroutine, Sequence
+import time
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import Phase, given, settings
+from tests.store.kit_mutants import (
+    BlankQueryIsAKeywordQuery,
+    CapsLimitAtHundred,
+    CaseSensitiveMatching,
+    ClaimsDurability,
+    DeleteHidesFromGetOnly,
+    DeleteOfMissingRaises,
+    EmptyKindsMeansAll,
+    ExactMatchEmptyScopeListing,
+    ExactScopeMatch,
+    FlipFloppingCapabilities,
+    FtsSyntaxErrors,
+    GetHidesInvalidated,
+    IgnoresExpiry,
+    InvalidateOfMissingIsSilent,
+    KeywordSearchIgnoresTags,
+    LimitZeroMeansDefault,
+    ListsOldestFirst,
+    NonInvalidatingSupersede,
+    NoOpDelete,
+    NoUpdatedAtBumpOnSupersede,
+    PartialBatchOnFailure,
+    RacySupersede,
+    RanksByRecencyOnly,
+    ReinvalidateOverwrites,
+    ReturnsEveryRecordForAnyQuery,
+    ReturnsInvalidated,
+    ScopeValuesWithoutKeys,
+    SubstringMatching,
+    SupersedeOfInvalidForks,
+    SupersedeOfMissingIsIgnored,
+    TagsMatchAny,
+    TruncatesLongContent,
+    UpdatedAtDiffersOnCreate,
+    WordlessQueryIsAListing,
+)
 
 from recallstore.backends.memory import InMemoryMemoryStore
-from recallstore.errors import MemoryConflictError, MemoryNotFoundError, MissingDependencyError
-from recallstore.records import (
-    MAX_LIMIT,
-    MemoryHit,
-    MemoryRecord,
-    MemorySearchQuery,
-    MemoryStoreCapabilities,
-    MemoryWriteInput,
+from recallstore.errors import MissingDependencyError
+from recallstore.records import MemoryWriteInput
+from recallstore.testing import (
+    CheckedStore,
+    ClockedStoreFactory,
+    KitRuleViolation,
+    MemoryStoreConformance,
+    StoreFactory,
+    differential,
 )
-from recallstore.testing import MemoryStoreConformance, StoreFactory, differential
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
 
@@ -38,6 +75,10 @@ class TestInMemoryConformance(MemoryStoreConformance):
     @pytest.fixture
     def store_factory(self) -> StoreFactory:
         return InMemoryMemoryStore
+
+    @pytest.fixture
+    def clocked_store_factory(self) -> ClockedStoreFactory:
+        return lambda clock: InMemoryMemoryStore(clock=clock)
 
 
 def test_kit_import_without_its_extra_names_the_install_command(
@@ -54,254 +95,11 @@ def test_kit_import_without_its_extra_names_the_install_command(
 
 def test_docs_list_every_kit_test() -> None:
     kit_tests = {name for name in dir(MemoryStoreConformance) if name.startswith("test_")}
-    documented = set(re.findall(r"`(test_(?:s\d|ext_)[\w]*)`", DOCS.read_text(encoding="utf-8")))
+    documented = set(
+        re.findall(r"`(test_(?:s\d|ext_|lifecycle_)[\w]*)`", DOCS.read_text(encoding="utf-8"))
+    )
     assert kit_tests - documented == set(), "kit tests missing from docs/conformance.md"
     assert documented - kit_tests == set(), "docs/conformance.md lists tests that do not exist"
-
-
-# --- Mutants: the reference backend with one plausible bug each ---------------------------
-
-
-class _Mutant(InMemoryMemoryStore):
-    async def _everything(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        wide = query.model_copy(update={"limit": MAX_LIMIT, "scope": {}, "tags": None})
-        return await InMemoryMemoryStore.search(self, wide)
-
-
-class NoUpdatedAtBumpOnSupersede(_Mutant):
-    async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
-        originals = {i.supersedes: self._records.get(i.supersedes) for i in inputs if i.supersedes}
-        created = await super().write(inputs)
-        for record_id, original in originals.items():
-            if original is not None:
-                old = self._records[record_id]
-                self._records[record_id] = old.model_copy(
-                    update={"updated_at": original.updated_at}
-                )
-        return created
-
-
-class UpdatedAtDiffersOnCreate(_Mutant):
-    async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
-        created = await super().write(inputs)
-        bumped = [r.model_copy(update={"updated_at": self._clock()}) for r in created]
-        self._records.update({r.id: r for r in bumped})
-        return bumped
-
-
-class PartialBatchOnFailure(_Mutant):
-    async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
-        written: list[MemoryRecord] = []
-        for inp in inputs:
-            written.extend(await super().write([inp]))
-        return written
-
-
-class SupersedeOfInvalidForks(_Mutant):
-    async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
-        for inp in inputs:
-            old = self._records.get(inp.supersedes or "")
-            if old is not None:
-                self._records[old.id] = old.model_copy(update={"invalid_at": None})
-        return await super().write(inputs)
-
-
-class SupersedeOfMissingIsIgnored(_Mutant):
-    async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
-        fixed = [
-            i if i.supersedes in self._records else i.model_copy(update={"supersedes": None})
-            for i in inputs
-        ]
-        return await super().write(fixed)
-
-
-class RacySupersede(_Mutant):
-    async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
-        for inp in inputs:
-            old = self._records.get(inp.supersedes or "")
-            if inp.supersedes and old is None:
-                raise MemoryNotFoundError(inp.supersedes)
-            if old is not None and old.is_invalidated:
-                raise MemoryConflictError(old.id, "already invalid")
-        await asyncio.sleep(0)  # check-then-act without holding a lock
-        for inp in inputs:
-            old = self._records.get(inp.supersedes or "")
-            if old is not None:
-                self._records[old.id] = old.model_copy(update={"invalid_at": None})
-        return await super().write(inputs)
-
-
-class ReinvalidateOverwrites(_Mutant):
-    async def invalidate(self, id: str, reason: str | None = None) -> None:
-        old = self._records.get(id)
-        if old is not None:
-            self._records[id] = old.model_copy(update={"invalid_at": None})
-        await super().invalidate(id, reason)
-
-
-class InvalidateOfMissingIsSilent(_Mutant):
-    async def invalidate(self, id: str, reason: str | None = None) -> None:
-        if id in self._records:
-            await super().invalidate(id, reason)
-
-
-class DeleteOfMissingRaises(_Mutant):
-    async def delete(self, id: str) -> None:
-        if id not in self._records:
-            raise MemoryNotFoundError(id)
-        await super().delete(id)
-
-
-class DeleteHidesFromGetOnly(_Mutant):
-    def __init__(self) -> None:
-        super().__init__()
-        self._deleted: set[str] = set()
-
-    async def delete(self, id: str) -> None:
-        self._deleted.add(id)
-
-    async def get(self, id: str) -> MemoryRecord | None:
-        return None if id in self._deleted else await super().get(id)
-
-
-class GetHidesInvalidated(_Mutant):
-    async def get(self, id: str) -> MemoryRecord | None:
-        record = await super().get(id)
-        return None if record is None or record.is_invalidated else record
-
-
-class ExactScopeMatch(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        hits = await super().search(query.model_copy(update={"limit": MAX_LIMIT}))
-        return [h for h in hits if not query.scope or h.record.scope == query.scope][: query.limit]
-
-
-class ScopeValuesWithoutKeys(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        wanted = set(query.scope.values())
-        hits = await super().search(query.model_copy(update={"scope": {}, "limit": MAX_LIMIT}))
-        return [h for h in hits if wanted <= set(h.record.scope.values())][: query.limit]
-
-
-class EmptyKindsMeansAll(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        if query.kinds == ():
-            query = query.model_copy(update={"kinds": None})
-        return await super().search(query)
-
-
-class TagsMatchAny(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        if not query.tags:
-            return await super().search(query)
-        hits = await super().search(query.model_copy(update={"tags": None, "limit": MAX_LIMIT}))
-        wanted = set(query.tags)
-        return [h for h in hits if wanted & set(h.record.tags)][: query.limit]
-
-
-class ReturnsInvalidated(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        return await super().search(query.model_copy(update={"include_invalidated": True}))
-
-
-class IgnoresExpiry(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        return await super().search(query.model_copy(update={"include_expired": True}))
-
-
-class ListsOldestFirst(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        if not query.is_listing:
-            return await super().search(query)
-        hits = await super().search(query.model_copy(update={"limit": MAX_LIMIT}))
-        return hits[::-1][: query.limit]
-
-
-class BlankQueryIsAKeywordQuery(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        return [] if query.query is not None and query.is_listing else await super().search(query)
-
-
-class RanksByRecencyOnly(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        hits = await super().search(query.model_copy(update={"limit": MAX_LIMIT}))
-        hits.sort(key=lambda h: (h.record.created_at, h.record.id), reverse=True)
-        return hits[: query.limit]
-
-
-class CaseSensitiveMatching(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        hits = await super().search(query)
-        words = (query.query or "").split()
-        return (
-            hits
-            if query.is_listing
-            else [h for h in hits if any(w in h.record.content for w in words)]
-        )
-
-
-class SubstringMatching(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        if query.is_listing:
-            return await super().search(query)
-        hits = await super().search(query.model_copy(update={"query": None, "limit": MAX_LIMIT}))
-        words = re.findall(r"[^\W_]+", (query.query or "").casefold())
-        return [h for h in hits if any(w in h.record.content.casefold() for w in words)][
-            : query.limit
-        ]
-
-
-class WordlessQueryIsAListing(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        if not re.search(r"[^\W_]", query.query or ""):
-            query = query.model_copy(update={"query": None})
-        return await super().search(query)
-
-
-class ReturnsEveryRecordForAnyQuery(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        return await super().search(query.model_copy(update={"query": None}))
-
-
-class LimitZeroMeansDefault(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        return await super().search(query.model_copy(update={"limit": query.limit or 10}))
-
-
-class CapsLimitAtHundred(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        return await super().search(query.model_copy(update={"limit": min(query.limit, 100)}))
-
-
-class FtsSyntaxErrors(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        if any(char in (query.query or "") for char in '"*():^'):
-            raise ValueError("fts5: syntax error near '\"'")
-        return await super().search(query)
-
-
-class TruncatesLongContent(_Mutant):
-    async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
-        short = [i.model_copy(update={"content": i.content[:8000]}) for i in inputs]
-        return await super().write(short)
-
-
-class FlipFloppingCapabilities(_Mutant):
-    def capabilities(self) -> MemoryStoreCapabilities:
-        self._calls = getattr(self, "_calls", 0) + 1
-        return MemoryStoreCapabilities(search="keyword" if self._calls % 2 else "hybrid")
-
-
-class ClaimsDurability(_Mutant):
-    def capabilities(self) -> MemoryStoreCapabilities:
-        return MemoryStoreCapabilities(search="keyword", durable=True)
-
-
-class KeywordSearchIgnoresTags(_Mutant):
-    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        if not query.is_listing:
-            query = query.model_copy(update={"tags": None})
-        return await super().search(query)
 
 
 _MUTANTS = [
@@ -371,7 +169,8 @@ _RAISING_MUTANTS = [
 async def _run_kit_test(name: str, store: InMemoryMemoryStore, **arguments: Any) -> None:
     test: Callable[..., Coroutine[Any, Any, None]] = getattr(MemoryStoreConformance(), name)
     # Sub-suite tests take the store under the fixture name that gates them.
-    gated = {"keyword_store", "durable_store"} & set(inspect.signature(test).parameters)
+    gates = {"keyword_store", "durable_store", "shared_store", "single_opener_store"}
+    gated = gates & set(inspect.signature(test).parameters)
     await test(**{gated.pop() if gated else "store": store}, **arguments)
 
 
@@ -423,3 +222,81 @@ def test_the_differential_test_finds_a_filter_bug(mutant: type[InMemoryMemorySto
 
     probe()
     assert divergences, f"the differential test never noticed {mutant.__name__}"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("mutant", "kit_test", "blamed"),
+    [
+        (ExactMatchEmptyScopeListing, "test_s6_get_returns_every_field_as_written", "S7"),
+        (ExactMatchEmptyScopeListing, "test_s1_write_returns_records_in_input_order", None),
+        (NoOpDelete, "test_s3_supersede_of_a_deleted_record_is_not_found", "S5"),
+        (NoOpDelete, "test_s4_invalidate_of_a_deleted_record_is_not_found", "S5"),
+        (NonInvalidatingSupersede, "test_s9_invalidated_records_need_include_invalidated", "S3"),
+        (
+            NonInvalidatingSupersede,
+            "test_s5_deleting_a_superseded_record_keeps_its_successor",
+            "S3",
+        ),
+    ],
+)
+async def test_a_kit_test_about_another_rule_blames_the_broken_one(
+    mutant: type[InMemoryMemoryStore], kit_test: str, blamed: str | None
+) -> None:
+    test = getattr(MemoryStoreConformance(), kit_test)
+    arguments = {"query": None} if "query" in inspect.signature(test).parameters else {}
+    async with mutant() as store:
+        if blamed is None:
+            await test(store=CheckedStore(store), **arguments)  # this rule holds: passes
+            return
+        with pytest.raises(KitRuleViolation) as caught:
+            await test(store=CheckedStore(store), **arguments)
+    assert caught.value.rule == blamed
+    assert str(caught.value).startswith(f"{blamed} — ")
+
+
+def test_the_differential_test_blames_a_store_that_raises_on_query_text() -> None:
+    with pytest.raises(KitRuleViolation) as caught:
+        differential._explore(
+            FtsSyntaxErrors, examples=40, shrink_seconds=2.0, deadline=time.monotonic() + 60
+        )
+    assert caught.value.rule == "S13"
+    assert "the store raised ValueError" in str(caught.value)
+    assert "shortest failing sequence found" in str(caught.value)
+
+
+class _OneLocation:
+    """A factory handing out one store object, as a durable location would be reopened."""
+
+    def __init__(self, store: InMemoryMemoryStore) -> None:
+        self.store = store
+
+    def __call__(self) -> InMemoryMemoryStore:
+        return self.store
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("mutant", "rule", "words"),
+    [
+        (NoOpDelete, "S5", "store not empty after deleting every listed record"),
+        (ExactMatchEmptyScopeListing, "S7", "left over from an earlier example"),
+    ],
+)
+async def test_the_differential_cleanup_is_bounded_and_names_the_rule(
+    mutant: type[InMemoryMemoryStore], rule: str, words: str
+) -> None:
+    store = mutant()
+    async with store:  # an earlier example left records behind
+        await store.write(
+            [MemoryWriteInput(scope={"tenant": "acme"}, content="apple river")] * 3
+            + [MemoryWriteInput(scope={}, content="tiger lemon")]
+        )
+    operations: list[differential._Operation] = [
+        differential._Write(items=(differential._Item(("apple",), "fact", (), 1, None, None),)),
+        differential._Search(("apple",), " ", 1, None, None, 10, False, False),
+    ]
+    with pytest.raises(KitRuleViolation) as caught:
+        await differential._run_against_reference(_OneLocation(store), operations)
+    assert caught.value.rule == rule
+    assert words in str(caught.value)

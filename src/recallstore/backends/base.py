@@ -13,8 +13,8 @@ says about those operations, once for every backend:
   and nothing is written either way;
 * the "matches nothing" shortcut of ``search`` (limit 0, ``kinds=[]``, no words);
 * the monotonic clock and the id source (``clock=``, ``ids=``);
-* ``capabilities()``, built from the class attributes ``search_mode``, ``durable``
-  and ``extensions``; ``import_records`` on top of the same primitives.
+* ``capabilities()``, built from the class attributes ``search_mode``, ``durable``,
+  ``single_opener`` and ``extensions``; ``import_records`` on top of the same primitives.
 
 See docs/backends.md for a walk-through.
 """
@@ -99,6 +99,9 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
     """``capabilities().search``: ``"keyword"``, ``"semantic"`` or ``"hybrid"``."""
     durable: ClassVar[bool] = False
     """``capabilities().durable``: records survive closing and reopening the store."""
+    single_opener: ClassVar[bool] = False
+    """``capabilities().single_opener``: durable, but one opener at a time (a second
+    opener gets :class:`~recallstore.errors.StoreUnavailableError`)."""
     extensions: ClassVar[frozenset[str]] = frozenset()
     """``capabilities().extensions``, e.g. ``{IMPORT_EXTENSION, EXPORT_EXTENSION}``."""
 
@@ -129,9 +132,12 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
         return StoreDescription(label=type(self).__name__, target=type(self).__name__)
 
     def capabilities(self) -> MemoryStoreCapabilities:
-        """The declared search mode, durability and extensions."""
+        """The declared search mode, durability, single opener and extensions."""
         return MemoryStoreCapabilities(
-            search=self.search_mode, durable=self.durable, extensions=self.extensions
+            search=self.search_mode,
+            durable=self.durable,
+            single_opener=self.single_opener,
+            extensions=self.extensions,
         )
 
     # --- the protocol, on top of the primitives ---------------------------------------

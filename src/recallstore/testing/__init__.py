@@ -12,9 +12,13 @@ fresh location for the test::
         def store_factory(self, tmp_path):
             return lambda: MyStore(tmp_path / "memory.db")
 
-Each rule S1–S15 of the store protocol has named tests (``test_s7_...``). Areas are
-also importable alone (``ScopeConformance``, ...). Sub-suites skip themselves unless
-``capabilities()`` turns them on. See docs/conformance.md. Needs the ``testing`` extra.
+Each rule S1–S15 of the store protocol has named tests (``test_s7_...``); a failure
+starts with the rule and a hint (``S5 — delete(id) returned, but get(id) still returns
+the record``). Areas are also importable alone (``ScopeConformance``, ...). Sub-suites
+skip themselves unless ``capabilities()`` turns them on; the clock sub-suite runs when
+``clocked_store_factory`` is overridden too. Every test has a time limit of its own
+(``kit_time_limit``, seconds). The rules: docs/store-protocol.md; the kit:
+docs/conformance.md. Needs the ``testing`` extra.
 """
 
 from __future__ import annotations
@@ -34,7 +38,11 @@ pytest.register_assert_rewrite(
         f"recallstore.testing.{name}"
         for name in (
             "_harness",
+            "_checked",
+            "_divergence",
+            "_rules",
             "capabilities",
+            "clock",
             "concurrency",
             "differential",
             "filters",
@@ -52,17 +60,28 @@ pytest.register_assert_rewrite(
     )
 )
 
-from recallstore.testing._harness import StoreFactory, StoreHarness  # noqa: E402
+from recallstore.testing._checked import CheckedStore  # noqa: E402
+from recallstore.testing._harness import (  # noqa: E402
+    ClockedStoreFactory,
+    StoreFactory,
+    StoreHarness,
+)
+from recallstore.testing._rules import RULES, KitRuleViolation  # noqa: E402
 from recallstore.testing.capabilities import (  # noqa: E402
     CapabilitiesConformance,
     DurabilityConformance,
+    SingleOpenerConformance,
 )
+from recallstore.testing.clock import ClockConformance  # noqa: E402
 from recallstore.testing.concurrency import ConcurrencyConformance  # noqa: E402
 from recallstore.testing.differential import DifferentialConformance  # noqa: E402
 from recallstore.testing.filters import FilterConformance  # noqa: E402
 from recallstore.testing.hostile import HOSTILE_QUERIES, HostileQueryConformance  # noqa: E402
 from recallstore.testing.invalidate import InvalidateConformance  # noqa: E402
-from recallstore.testing.lifecycle import DeleteGetConformance  # noqa: E402
+from recallstore.testing.lifecycle import (  # noqa: E402
+    ClosedStoreConformance,
+    DeleteGetConformance,
+)
 from recallstore.testing.limits import LimitConformance  # noqa: E402
 from recallstore.testing.ordering import (  # noqa: E402
     KeywordSearchConformance,
@@ -76,7 +95,12 @@ from recallstore.testing.write import WriteConformance  # noqa: E402
 
 __all__ = [
     "HOSTILE_QUERIES",
+    "RULES",
     "CapabilitiesConformance",
+    "CheckedStore",
+    "ClockConformance",
+    "ClockedStoreFactory",
+    "ClosedStoreConformance",
     "ConcurrencyConformance",
     "DeleteGetConformance",
     "DifferentialConformance",
@@ -85,10 +109,12 @@ __all__ = [
     "HostileQueryConformance",
     "InvalidateConformance",
     "KeywordSearchConformance",
+    "KitRuleViolation",
     "LimitConformance",
     "MemoryStoreConformance",
     "OrderingConformance",
     "ScopeConformance",
+    "SingleOpenerConformance",
     "StoreFactory",
     "StoreHarness",
     "SupersedeConformance",
@@ -112,6 +138,9 @@ class MemoryStoreConformance(
     ValidationConformance,
     CapabilitiesConformance,
     DurabilityConformance,
+    SingleOpenerConformance,
+    ClosedStoreConformance,
+    ClockConformance,
     ConcurrencyConformance,
     TransferConformance,
     DifferentialConformance,
@@ -120,5 +149,6 @@ class MemoryStoreConformance(
 
     ``store_factory`` returns a callable; each call builds a new, unopened store over
     the same per-test location (for a durable store: the same data). The kit opens
-    and closes stores itself with ``async with``.
+    and closes stores itself with ``async with``. Class attributes ``kit_time_limit``,
+    ``differential_examples`` and ``differential_shrink_seconds`` tune it.
     """

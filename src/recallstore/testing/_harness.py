@@ -10,17 +10,35 @@ import pytest
 import pytest_asyncio
 
 from recallstore.records import (
-    MAX_LIMIT,
     MemoryHit,
     MemoryKind,
     MemoryRecord,
     MemorySearchQuery,
     MemoryWriteInput,
 )
-from recallstore.store import MemoryStore
+from recallstore.store import Clock, MemoryStore
+from recallstore.testing._checked import CheckedStore, every_record, unwrap
+from recallstore.testing._rules import DEFAULT_TIME_LIMIT, time_limit
+
+__all__ = [
+    "ClockedStoreFactory",
+    "StoreFactory",
+    "StoreHarness",
+    "every_record",
+    "hours_from_now",
+    "ids",
+    "memory",
+    "search",
+    "search_ids",
+    "unwrap",
+    "write_fillers",
+    "write_one",
+]
 
 StoreFactory = Callable[[], MemoryStore]
 """Returns a new, unopened store over the test's location; the kit opens it itself."""
+ClockedStoreFactory = Callable[[Clock], MemoryStore]
+"""Like :data:`StoreFactory`, for a store that reads the current time from ``clock``."""
 
 FILLER_WORDS = (
     "harbor", "meadow", "lantern", "pebble", "thunder", "orchard", "saddle", "glacier",
@@ -34,8 +52,14 @@ class StoreHarness:
     """Base of every conformance class: the ``store_factory`` and ``store`` fixtures.
 
     Subclasses override ``store_factory`` to return a callable that builds a new,
-    unopened store over a fresh location for the current test.
+    unopened store over a fresh location for the current test. Two class attributes
+    tune the kit: ``kit_time_limit`` (seconds one test may take) and
+    ``differential_examples`` (how many random sequences the differential test runs).
     """
+
+    kit_time_limit: float = DEFAULT_TIME_LIMIT
+    differential_examples: int = 40
+    differential_shrink_seconds: float = 10.0
 
     @pytest.fixture
     def store_factory(self) -> StoreFactory:
@@ -45,13 +69,37 @@ class StoreHarness:
             "return a callable that builds a new, unopened store for this test"
         )
 
+    @pytest.fixture
+    def clocked_store_factory(self) -> ClockedStoreFactory | None:
+        """Optional: return ``lambda clock: YourStore(..., clock=clock)`` to run the clock suite.
+
+        The clock suite pins the time edges (expiry at exactly ``expires_at``, stamps
+        taken from the clock) with a frozen clock; it is skipped while this returns None.
+        """
+        return None
+
     @pytest_asyncio.fixture
     async def store(self, store_factory: StoreFactory) -> AsyncIterator[MemoryStore]:
-        """An opened store from ``store_factory``; it must start empty."""
-        async with store_factory() as store:
-            if await every_record(store):
-                pytest.fail("store_factory must give every test a fresh, empty store")
-            yield store
+        """An opened store from ``store_factory``, checked by the kit; it must start empty."""
+        limit = float(self.kit_time_limit)
+        backend = store_factory()
+        async with time_limit(limit, "lifecycle", lambda: "while opening the store"):
+            await backend.__aenter__()
+        checked: CheckedStore | None = None
+        try:
+            async with time_limit(limit, "S10", lambda: "while listing the new store"):
+                leftovers = await every_record(backend)
+            if leftovers:
+                pytest.fail(
+                    "store_factory must give every test a fresh, empty store; this one "
+                    f"already holds {len(leftovers)} record(s) (use tmp_path, a fresh schema...)"
+                )
+            checked = CheckedStore(backend)
+            yield checked
+        finally:
+            if checked is None or not checked.closed:
+                async with time_limit(limit, "lifecycle", lambda: "while closing the store"):
+                    await backend.__aexit__(None, None, None)
 
     @pytest.fixture
     def keyword_store(self, store: MemoryStore) -> MemoryStore:
@@ -66,6 +114,20 @@ class StoreHarness:
         if not store.capabilities().durable:
             pytest.skip("durability rule; this store declares durable=False")
         return store
+
+    @pytest.fixture
+    def shared_store(self, durable_store: MemoryStore) -> MemoryStore:
+        """The opened durable store; skips it when it declares ``single_opener=True``."""
+        if durable_store.capabilities().single_opener:
+            pytest.skip("several-openers rule; this store declares single_opener=True")
+        return durable_store
+
+    @pytest.fixture
+    def single_opener_store(self, durable_store: MemoryStore) -> MemoryStore:
+        """The opened durable store; skips it unless it declares ``single_opener=True``."""
+        if not durable_store.capabilities().single_opener:
+            pytest.skip("single-opener rule; this store declares single_opener=False")
+        return durable_store
 
 
 def memory(
@@ -117,14 +179,6 @@ async def search(store: MemoryStore, query: str | None = None, **filters: Any) -
 async def search_ids(store: MemoryStore, query: str | None = None, **filters: Any) -> list[str]:
     """The ids a search returns, in order."""
     return [hit.record.id for hit in await search(store, query, **filters)]
-
-
-async def every_record(store: MemoryStore) -> list[MemoryRecord]:
-    """Every stored record (invalidated and expired too), newest first, up to MAX_LIMIT."""
-    hits = await search(
-        store, None, limit=MAX_LIMIT, include_invalidated=True, include_expired=True
-    )
-    return [hit.record for hit in hits]
 
 
 def ids(records: Iterable[MemoryRecord]) -> list[str]:

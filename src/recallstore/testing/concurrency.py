@@ -5,12 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-import pytest
-
 from recallstore.errors import MemoryConflictError
 from recallstore.records import MemoryRecord
 from recallstore.store import MemoryStore
 from recallstore.testing._harness import StoreHarness, every_record, ids, memory, write_one
+from recallstore.testing._rules import kit_test
 
 __all__ = ["ConcurrencyConformance"]
 
@@ -18,7 +17,10 @@ __all__ = ["ConcurrencyConformance"]
 class ConcurrencyConformance(StoreHarness):
     """Calls racing on one opened store, through ``asyncio.gather``."""
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "check and invalidate the supersede target under one lock or transaction, never "
+        "check-then-await-then-act"
+    )
     async def test_s3_two_concurrent_supersedes_of_one_record_exactly_one_wins(
         self, store: MemoryStore
     ) -> None:
@@ -35,7 +37,10 @@ class ConcurrencyConformance(StoreHarness):
         assert replaced.superseded_by == winner.id
         assert set(ids(await every_record(store))) == {target.id, winner.id}
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "check and invalidate the supersede target under one lock or transaction, never "
+        "check-then-await-then-act"
+    )
     async def test_s3_many_concurrent_supersedes_of_one_record_exactly_one_wins(
         self, store: MemoryStore
     ) -> None:
@@ -51,7 +56,10 @@ class ConcurrencyConformance(StoreHarness):
         assert replaced is not None
         assert replaced.superseded_by == superseders[0].id
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "invalidate and supersede must serialise on the record: whichever comes second sees it "
+        "invalid"
+    )
     async def test_s3_concurrent_invalidate_and_supersede_leave_a_consistent_chain(
         self, store: MemoryStore
     ) -> None:
@@ -75,7 +83,9 @@ class ConcurrencyConformance(StoreHarness):
             assert final.invalid_reason == "raced reason"
             assert ids(await every_record(store)) == [target.id]
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "concurrent invalidations of one record must all return without error and leave one reason"
+    )
     async def test_s4_concurrent_invalidations_all_succeed_and_set_one_reason(
         self, store: MemoryStore
     ) -> None:
@@ -87,7 +97,9 @@ class ConcurrencyConformance(StoreHarness):
         assert final.invalid_at is not None
         assert final.invalid_reason in reasons
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "concurrent write() calls must each land completely and return their own records in order"
+    )
     async def test_s1_concurrent_batch_writes_lose_nothing(self, store: MemoryStore) -> None:
         batches = [[memory(f"batch {b} record {n}") for n in range(5)] for b in range(20)]
         results = await asyncio.gather(*(store.write(batch) for batch in batches))
@@ -97,7 +109,9 @@ class ConcurrencyConformance(StoreHarness):
         assert len(set(written)) == 100
         assert sorted(ids(await every_record(store))) == sorted(written)
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "a batch that fails must roll back only its own records, even while other batches commit"
+    )
     async def test_s1_failed_batch_racing_good_batches_writes_nothing_of_its_own(
         self, store: MemoryStore
     ) -> None:
@@ -113,7 +127,10 @@ class ConcurrencyConformance(StoreHarness):
         assert "bad neighbour" not in contents
         assert len(contents) == 1 + 5 * 3
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "a cancelled write must commit all of its batch or none of it and must not leave a lock "
+        "or transaction open"
+    )
     async def test_s1_cancelled_calls_land_whole_or_not_at_all_and_leave_the_store_usable(
         self, store: MemoryStore
     ) -> None:

@@ -12,6 +12,7 @@ from recallstore.testing._harness import (
     search_ids,
     write_one,
 )
+from recallstore.testing._rules import kit_test
 
 __all__ = ["FilterConformance"]
 
@@ -21,7 +22,7 @@ _LISTING_AND_QUERY = pytest.mark.parametrize("query", [None, "orchid"], ids=["li
 class FilterConformance(StoreHarness):
     """Kinds, tags, invalidation and expiry filters on listings and keyword queries."""
 
-    @pytest.mark.asyncio
+    @kit_test("kinds=None means every kind")
     @_LISTING_AND_QUERY
     async def test_s8_kinds_none_is_no_filter(self, store: MemoryStore, query: str | None) -> None:
         written = await store.write(
@@ -31,7 +32,7 @@ class FilterConformance(StoreHarness):
         found = await search_ids(store, query, kinds=None)
         assert set(found) == {record.id for record in written}
 
-    @pytest.mark.asyncio
+    @kit_test("kinds=[] (an empty tuple) matches nothing; do not treat it like None")
     @_LISTING_AND_QUERY
     async def test_s8_empty_kinds_matches_nothing(
         self, store: MemoryStore, query: str | None
@@ -40,7 +41,7 @@ class FilterConformance(StoreHarness):
         assert await search_ids(store, query, kinds=[]) == []
         assert await search_ids(store, query, kinds=[], include_invalidated=True) == []
 
-    @pytest.mark.asyncio
+    @kit_test("filter on kind IN kinds, for listings and keyword queries alike")
     @_LISTING_AND_QUERY
     async def test_s8_kinds_filter_returns_only_the_listed_kinds(
         self, store: MemoryStore, query: str | None
@@ -58,7 +59,7 @@ class FilterConformance(StoreHarness):
         assert set(both) == {fact.id, episode.id}
         assert preference.id not in both
 
-    @pytest.mark.asyncio
+    @kit_test("tags=None and tags=[] both mean no tag filter")
     @_LISTING_AND_QUERY
     async def test_s8_tags_none_and_empty_are_no_filter(
         self, store: MemoryStore, query: str | None
@@ -70,7 +71,7 @@ class FilterConformance(StoreHarness):
         assert set(await search_ids(store, query, tags=None)) == expected
         assert set(await search_ids(store, query, tags=[])) == expected
 
-    @pytest.mark.asyncio
+    @kit_test("a record must carry every listed tag (AND, not OR)")
     @_LISTING_AND_QUERY
     async def test_s8_tags_filter_requires_every_listed_tag(
         self, store: MemoryStore, query: str | None
@@ -88,7 +89,7 @@ class FilterConformance(StoreHarness):
         assert set(await search_ids(store, query, tags=["water"])) == {both.id, water_only.id}
         assert await search_ids(store, query, tags=["garden", "missing"]) == []
 
-    @pytest.mark.asyncio
+    @kit_test("compare tags as exact strings, never with LIKE or case folding")
     @_LISTING_AND_QUERY
     async def test_s8_tags_match_exactly_not_by_substring_or_case(
         self, store: MemoryStore, query: str | None
@@ -97,7 +98,10 @@ class FilterConformance(StoreHarness):
         for near_miss in ("garden", "2024", "garden-202", "home", "HOME", "%", "garden%", "_"):
             assert await search_ids(store, query, tags=[near_miss]) == [], near_miss
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "exclude records with invalid_at set (invalidated or superseded) unless "
+        "include_invalidated=True"
+    )
     @_LISTING_AND_QUERY
     async def test_s9_invalidated_records_need_include_invalidated(
         self, store: MemoryStore, query: str | None
@@ -110,7 +114,7 @@ class FilterConformance(StoreHarness):
         included = await search_ids(store, query, include_invalidated=True)
         assert set(included) == {invalid.id, superseded.id, successor.id}
 
-    @pytest.mark.asyncio
+    @kit_test("exclude records with expires_at <= now unless include_expired=True")
     @_LISTING_AND_QUERY
     async def test_s9_expired_records_need_include_expired(
         self, store: MemoryStore, query: str | None
@@ -126,7 +130,7 @@ class FilterConformance(StoreHarness):
         included = await search_ids(store, query, include_expired=True)
         assert set(included) == {expired.id, lasting.id, future.id}
 
-    @pytest.mark.asyncio
+    @kit_test("the two exclusions are independent: a record that is both needs both flags")
     @_LISTING_AND_QUERY
     async def test_s9_invalidated_and_expired_records_need_both_flags(
         self, store: MemoryStore, query: str | None

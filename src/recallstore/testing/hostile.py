@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from recallstore._text import tokenize
 from recallstore.records import MAX_CONTENT_CHARS, MemoryRecord
-from recallstore.store import MemoryStore
+from recallstore.store import MemoryStore, tokenize
 from recallstore.testing._harness import (
     StoreHarness,
     memory,
@@ -20,6 +19,7 @@ from recallstore.testing._harness import (
     write_fillers,
     write_one,
 )
+from recallstore.testing._rules import kit_test
 
 __all__ = ["HOSTILE_QUERIES", "HostileQueryConformance"]
 
@@ -124,7 +124,10 @@ HOSTILE_QUERIES = [
 class HostileQueryConformance(StoreHarness):
     """Hostile query text never raises and never matches more than its words allow."""
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "build the query from words (recallstore.store.query_terms), quote each, never pass "
+        "user text to the query language"
+    )
     @pytest.mark.parametrize(("query", "must_find"), HOSTILE_QUERIES)
     async def test_s13_hostile_query_never_raises_and_matches_only_its_words(
         self, store: MemoryStore, query: str, must_find: tuple[str, ...]
@@ -148,7 +151,9 @@ class HostileQueryConformance(StoreHarness):
         assert found <= allowed
         assert {corpus[name].id for name in must_find} <= found
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "store content unchanged and index it by its words; bind values, never interpolate them"
+    )
     async def test_s13_hostile_text_is_stored_verbatim_and_found_by_its_words(
         self, store: MemoryStore
     ) -> None:
@@ -164,7 +169,9 @@ class HostileQueryConformance(StoreHarness):
             assert await search_ids(store, "NEAR(") == [record.id]
             assert await search_ids(store, '"东京" OR "東京"') == [record.id]
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "compare scope values and tags as bound parameters, never as LIKE patterns or SQL text"
+    )
     async def test_s13_hostile_strings_in_scope_and_tags_are_plain_data(
         self, store: MemoryStore
     ) -> None:

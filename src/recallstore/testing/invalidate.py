@@ -7,6 +7,7 @@ import pytest
 from recallstore.errors import MemoryNotFoundError
 from recallstore.store import MemoryStore
 from recallstore.testing._harness import StoreHarness, search_ids, write_one
+from recallstore.testing._rules import kit_test
 
 __all__ = ["InvalidateConformance"]
 
@@ -14,7 +15,7 @@ __all__ = ["InvalidateConformance"]
 class InvalidateConformance(StoreHarness):
     """Invalidation: stamps and reason, not-found for missing records, idempotence."""
 
-    @pytest.mark.asyncio
+    @kit_test("invalidate must set invalid_at and updated_at to one new stamp and keep the reason")
     async def test_s4_invalidate_sets_invalid_at_reason_and_updated_at(
         self, store: MemoryStore
     ) -> None:
@@ -26,10 +27,11 @@ class InvalidateConformance(StoreHarness):
         assert invalid.invalid_at >= record.created_at
         assert invalid.invalid_reason == "user sold the bicycle"
         assert invalid.updated_at > record.updated_at
+        assert invalid.updated_at == invalid.invalid_at  # one stamp for both
         assert invalid.superseded_by is None
         assert invalid.content == record.content
 
-    @pytest.mark.asyncio
+    @kit_test("invalidate(id) without a reason leaves invalid_reason None")
     async def test_s4_invalidate_without_reason_leaves_the_reason_empty(
         self, store: MemoryStore
     ) -> None:
@@ -40,20 +42,23 @@ class InvalidateConformance(StoreHarness):
         assert invalid.invalid_at is not None
         assert invalid.invalid_reason is None
 
-    @pytest.mark.asyncio
+    @kit_test("raise MemoryNotFoundError(id) for an id the store does not hold")
     async def test_s4_invalidate_of_a_missing_record_is_not_found(self, store: MemoryStore) -> None:
         with pytest.raises(MemoryNotFoundError) as caught:
             await store.invalidate("no-such-record", "whatever")
         assert caught.value.record_id == "no-such-record"
 
-    @pytest.mark.asyncio
+    @kit_test("a deleted record is missing: invalidate must raise MemoryNotFoundError")
     async def test_s4_invalidate_of_a_deleted_record_is_not_found(self, store: MemoryStore) -> None:
         record = await write_one(store, "deleted before invalidation")
         await store.delete(record.id)
         with pytest.raises(MemoryNotFoundError):
             await store.invalidate(record.id)
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "invalidating an invalid record must return without touching it (keep the first reason "
+        "and stamps)"
+    )
     async def test_s4_invalidating_twice_changes_nothing(self, store: MemoryStore) -> None:
         record = await write_one(store, "invalidated twice")
         await store.invalidate(record.id, "first reason")
@@ -62,7 +67,7 @@ class InvalidateConformance(StoreHarness):
         await store.invalidate(record.id)
         assert await store.get(record.id) == first
 
-    @pytest.mark.asyncio
+    @kit_test("a superseded record is already invalid: invalidate must leave it as it is")
     async def test_s4_invalidating_a_superseded_record_changes_nothing(
         self, store: MemoryStore
     ) -> None:
@@ -72,7 +77,7 @@ class InvalidateConformance(StoreHarness):
         await store.invalidate(old.id, "also wrong")
         assert await store.get(old.id) == superseded
 
-    @pytest.mark.asyncio
+    @kit_test("invalidate must change only the record with that id")
     async def test_s4_invalidate_touches_only_that_record(self, store: MemoryStore) -> None:
         target = await write_one(store, "target record")
         bystander = await write_one(store, "bystander record")

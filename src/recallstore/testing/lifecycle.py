@@ -1,25 +1,27 @@
-"""S5 (``delete`` is true forgetting) and S6 (``get`` returns any stored record)."""
+"""S5 (``delete`` is true forgetting), S6 (``get`` returns any stored record), closed stores."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
-from recallstore.errors import MemoryNotFoundError
-from recallstore.records import MemoryTarget, Provenance
+from recallstore.errors import MemoryNotFoundError, StoreUnavailableError
+from recallstore.records import MemorySearchQuery, MemoryTarget, Provenance
 from recallstore.store import MemoryStore
 from recallstore.testing._harness import (
+    StoreFactory,
     StoreHarness,
     every_record,
     hours_from_now,
     memory,
-    search,
     search_ids,
     write_one,
 )
+from recallstore.testing._rules import kit_test
 
-__all__ = ["DeleteGetConformance"]
+__all__ = ["ClosedStoreConformance", "DeleteGetConformance"]
 
 _UNKNOWN_IDS = [
     pytest.param("no-such-record", id="plain"),
@@ -38,13 +40,13 @@ _UNKNOWN_IDS = [
 class DeleteGetConformance(StoreHarness):
     """Deleting forgets a record and its index entries; ``get`` ignores validity and expiry."""
 
-    @pytest.mark.asyncio
+    @kit_test("delete must remove the stored record so get() answers None")
     async def test_s5_deleted_record_is_gone_from_get(self, store: MemoryStore) -> None:
         record = await write_one(store, "forget me")
         await store.delete(record.id)
         assert await store.get(record.id) is None
 
-    @pytest.mark.asyncio
+    @kit_test("delete must remove the record from everything search reads, listings included")
     async def test_s5_deleted_record_is_never_returned_by_search(self, store: MemoryStore) -> None:
         record = await write_one(store, "zeppelin sighting report")
         await store.invalidate(record.id)
@@ -53,7 +55,7 @@ class DeleteGetConformance(StoreHarness):
         assert await search_ids(store, None, **everything) == []
         assert await search_ids(store, "zeppelin", **everything) == []
 
-    @pytest.mark.asyncio
+    @kit_test("delete must remove the record's words from the keyword index too")
     async def test_s5_deleted_content_leaves_the_keyword_index(
         self, keyword_store: MemoryStore
     ) -> None:
@@ -64,7 +66,7 @@ class DeleteGetConformance(StoreHarness):
         again = await write_one(keyword_store, "walrus spotted again")
         assert await search_ids(keyword_store, "walrus tusk") == [again.id]
 
-    @pytest.mark.asyncio
+    @kit_test("delete of an unknown id must return quietly")
     async def test_s5_delete_of_a_missing_record_is_not_an_error(self, store: MemoryStore) -> None:
         record = await write_one(store, "deleted twice")
         await store.delete("no-such-record")
@@ -72,7 +74,7 @@ class DeleteGetConformance(StoreHarness):
         await store.delete(record.id)
         assert await every_record(store) == []
 
-    @pytest.mark.asyncio
+    @kit_test("delete must remove only the record with that id")
     async def test_s5_delete_removes_only_that_record(self, store: MemoryStore) -> None:
         doomed, kept = await store.write([memory("doomed record"), memory("kept record")])
         await store.delete(doomed.id)
@@ -80,7 +82,7 @@ class DeleteGetConformance(StoreHarness):
         assert await search_ids(store) == [kept.id]
         assert await search_ids(store, "record") == [kept.id]
 
-    @pytest.mark.asyncio
+    @kit_test("deleting the old end of a chain must not touch its successor")
     async def test_s5_deleting_a_superseded_record_keeps_its_successor(
         self, store: MemoryStore
     ) -> None:
@@ -91,7 +93,10 @@ class DeleteGetConformance(StoreHarness):
         assert await store.get(new.id) == new
         assert await search_ids(store, include_invalidated=True) == [new.id]
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "store and return every field unchanged (scope keys sorted, tags normalised, payloads as "
+        "JSON)"
+    )
     async def test_s6_get_returns_every_field_as_written(self, store: MemoryStore) -> None:
         written = await write_one(
             store,
@@ -108,10 +113,9 @@ class DeleteGetConformance(StoreHarness):
         assert written.tags == ("seats", "travel")
         assert list(written.scope) == sorted(written.scope)
         assert await store.get(written.id) == written
-        (listed,) = [hit.record for hit in await search(store)]
-        assert listed == written
+        assert await every_record(store) == [written]
 
-    @pytest.mark.asyncio
+    @kit_test("get must ignore validity and expiry")
     async def test_s6_get_returns_invalidated_superseded_and_expired_records(
         self, store: MemoryStore
     ) -> None:
@@ -126,7 +130,7 @@ class DeleteGetConformance(StoreHarness):
             assert stored.content == record.content
         assert await store.get(expired.id) == expired
 
-    @pytest.mark.asyncio
+    @kit_test("get of an id the store does not hold (even an odd one) returns None without raising")
     @pytest.mark.parametrize("unknown_id", _UNKNOWN_IDS)
     async def test_s6_get_of_an_unknown_id_returns_none(
         self, store: MemoryStore, unknown_id: str
@@ -134,7 +138,10 @@ class DeleteGetConformance(StoreHarness):
         await write_one(store, "some record")
         assert await store.get(unknown_id) is None
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "odd ids (empty, quotes, wildcards, NUL) name no record: invalidate raises "
+        "MemoryNotFoundError, delete returns"
+    )
     @pytest.mark.parametrize("unknown_id", _UNKNOWN_IDS)
     async def test_s5_unknown_ids_are_not_found_by_invalidate_and_ignored_by_delete(
         self, store: MemoryStore, unknown_id: str
@@ -145,3 +152,32 @@ class DeleteGetConformance(StoreHarness):
         assert caught.value.record_id == unknown_id
         await store.delete(unknown_id)
         assert await every_record(store) == [record]
+
+
+class ClosedStoreConformance(StoreHarness):
+    """A store is an async context manager; a closed store refuses every call."""
+
+    @kit_test(
+        "after __aexit__ / close, every protocol method must raise StoreUnavailableError "
+        "(not AttributeError, not a driver error, and never succeed)"
+    )
+    async def test_lifecycle_closed_store_raises_store_unavailable(
+        self, store_factory: StoreFactory
+    ) -> None:
+        store = store_factory()
+        async with store:
+            record = await write_one(store, "written before closing")
+        calls: dict[str, Callable[[], Awaitable[object]]] = {
+            "write": lambda: store.write([memory("written after closing")]),
+            "search": lambda: store.search(MemorySearchQuery(query="written")),
+            "listing": lambda: store.search(MemorySearchQuery()),
+            "get": lambda: store.get(record.id),
+            "invalidate": lambda: store.invalidate(record.id, "after closing"),
+            "delete": lambda: store.delete(record.id),
+        }
+        for name, call in calls.items():
+            try:
+                await call()
+            except StoreUnavailableError:
+                continue
+            pytest.fail(f"{name}() on a closed store returned instead of raising")

@@ -15,6 +15,7 @@ from recallstore.testing._harness import (
     search_ids,
     write_fillers,
 )
+from recallstore.testing._rules import kit_test
 
 __all__ = ["LimitConformance"]
 
@@ -24,7 +25,7 @@ _LISTING_AND_QUERY = pytest.mark.parametrize("query", [None, "anchor"], ids=["li
 class LimitConformance(StoreHarness):
     """The same limit rules on every backend, for listings and keyword queries."""
 
-    @pytest.mark.asyncio
+    @kit_test("limit=0 means no results, not the default")
     @_LISTING_AND_QUERY
     async def test_s12_limit_zero_returns_empty_list(
         self, store: MemoryStore, query: str | None
@@ -34,7 +35,7 @@ class LimitConformance(StoreHarness):
         everything = {"include_invalidated": True, "include_expired": True}
         assert await search_ids(store, query, limit=0, **everything) == []
 
-    @pytest.mark.asyncio
+    @kit_test("apply MemorySearchQuery.limit (default 10) to listings and queries")
     @_LISTING_AND_QUERY
     async def test_s12_default_limit_is_ten(self, store: MemoryStore, query: str | None) -> None:
         written = await store.write([memory(f"anchor record {n}") for n in range(15)])
@@ -43,7 +44,7 @@ class LimitConformance(StoreHarness):
         if query is None:
             assert found == ids(reversed(written))[:10]
 
-    @pytest.mark.asyncio
+    @kit_test("limit must cut the ordered result, keeping its head")
     @_LISTING_AND_QUERY
     async def test_s12_limit_one_returns_the_first_result_only(
         self, store: MemoryStore, query: str | None
@@ -54,7 +55,7 @@ class LimitConformance(StoreHarness):
         assert len(first) == 1
         assert first == (await search_ids(store, query, limit=10))[:1]
 
-    @pytest.mark.asyncio
+    @kit_test("a limit above the match count returns every match")
     @_LISTING_AND_QUERY
     async def test_s12_limit_above_the_match_count_returns_every_match(
         self, store: MemoryStore, query: str | None
@@ -62,7 +63,7 @@ class LimitConformance(StoreHarness):
         written = await store.write([memory(f"anchor record {n}") for n in range(7)])
         assert set(await search_ids(store, query, limit=50)) == set(ids(written))
 
-    @pytest.mark.asyncio
+    @kit_test("MemorySearchQuery refuses the limit; the store must not clamp or widen it")
     @pytest.mark.parametrize("limit", [-1, -1000, MAX_LIMIT + 1, 10**9])
     async def test_s12_limit_out_of_range_is_refused_before_any_io(
         self, store: MemoryStore, limit: int
@@ -76,7 +77,7 @@ class LimitConformance(StoreHarness):
             MemorySearchQuery.model_validate({"query": None, "limit": limit})
         assert await every_record(store) == before
 
-    @pytest.mark.asyncio
+    @kit_test("do not cap results below MAX_LIMIT (1000)")
     @_LISTING_AND_QUERY
     async def test_s12_maximum_limit_returns_a_thousand_records(
         self, store: MemoryStore, query: str | None

@@ -6,6 +6,7 @@ import pytest
 
 from recallstore.store import MemoryStore
 from recallstore.testing._harness import StoreHarness, memory, search_ids
+from recallstore.testing._rules import kit_test
 
 __all__ = ["ScopeConformance"]
 
@@ -13,7 +14,7 @@ __all__ = ["ScopeConformance"]
 class ScopeConformance(StoreHarness):
     """Subset-match scope filters, for listings and keyword queries alike."""
 
-    @pytest.mark.asyncio
+    @kit_test("a record matches when its scope contains every (key, value) pair of the filter")
     @pytest.mark.parametrize("query", [None, "lighthouse"], ids=["listing", "query"])
     async def test_s7_tenant_filter_finds_tenant_wide_and_per_user_records(
         self, store: MemoryStore, query: str | None
@@ -31,7 +32,7 @@ class ScopeConformance(StoreHarness):
         found = await search_ids(store, query, scope={"tenant": "acme"})
         assert set(found) == {tenant_wide.id, user_one.id, user_two.id}
 
-    @pytest.mark.asyncio
+    @kit_test("scope={} is no filter: it matches records of every scope")
     async def test_s7_empty_scope_filter_matches_every_record(self, store: MemoryStore) -> None:
         written = await store.write(
             [
@@ -44,7 +45,7 @@ class ScopeConformance(StoreHarness):
         assert set(await search_ids(store, scope={})) == expected
         assert set(await search_ids(store, "harbour", scope={})) == expected
 
-    @pytest.mark.asyncio
+    @kit_test("a filter key the record lacks excludes it")
     async def test_s7_filter_key_missing_from_the_record_does_not_match(
         self, store: MemoryStore
     ) -> None:
@@ -58,7 +59,7 @@ class ScopeConformance(StoreHarness):
         assert await search_ids(store, scope=user_filter) == [personal.id]
         assert await search_ids(store, "rule", scope=user_filter) == [personal.id]
 
-    @pytest.mark.asyncio
+    @kit_test("compare scope values exactly (no case folding, trimming, prefixes or LIKE)")
     @pytest.mark.parametrize(
         "filter_value",
         ["Acme", "ACME", "acm", "acme2", " acme", "acme ", "ac%", "ac_e", "a*", "%", "_" * 4],
@@ -75,14 +76,14 @@ class ScopeConformance(StoreHarness):
         assert await search_ids(store, scope={"tenant": filter_value}) == []
         assert await search_ids(store, "beacon", scope={"tenant": filter_value}) == []
 
-    @pytest.mark.asyncio
+    @kit_test("match (key, value) pairs, not values alone")
     async def test_s7_scope_keys_are_not_interchangeable(self, store: MemoryStore) -> None:
         await write_pair(store)
         assert await search_ids(store, scope={"user": "acme"}) == []
         assert await search_ids(store, scope={"Tenant": "acme"}) == []
         assert await search_ids(store, scope={"tenant": "u1"}) == []
 
-    @pytest.mark.asyncio
+    @kit_test("match scope pairs structurally, never against serialised JSON text")
     async def test_s7_scope_values_are_not_matched_as_serialised_text(
         self, store: MemoryStore
     ) -> None:
@@ -97,14 +98,14 @@ class ScopeConformance(StoreHarness):
         for scope in sneaky:
             assert await search_ids(store, scope=scope) == [], scope
 
-    @pytest.mark.asyncio
+    @kit_test("compare unicode scope values without normalising them")
     async def test_s7_unicode_scope_values_match_exactly(self, store: MemoryStore) -> None:
         (record,) = await store.write([memory("unicode scoped", scope={"user": "Zoë 東京 🙂"})])
         assert await search_ids(store, scope={"user": "Zoë 東京 🙂"}) == [record.id]
         assert await search_ids(store, scope={"user": "Zoe 東京 🙂"}) == []
         assert await search_ids(store, scope={"user": "zoë 東京 🙂"}) == []
 
-    @pytest.mark.asyncio
+    @kit_test("return scope with its keys sorted, as the contract builds it")
     async def test_s7_scope_is_returned_with_keys_sorted(self, store: MemoryStore) -> None:
         (record,) = await store.write(
             [memory("sorted scope", scope={"user": "u1", "tenant": "acme", "app": "x"})]

@@ -14,6 +14,7 @@ from recallstore.testing._harness import (
     search_ids,
     write_one,
 )
+from recallstore.testing._rules import kit_test
 
 __all__ = ["SupersedeConformance"]
 
@@ -21,7 +22,9 @@ __all__ = ["SupersedeConformance"]
 class SupersedeConformance(StoreHarness):
     """Supersede chains: correct stamps, not-found and conflict outcomes, no forks."""
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "set the old record's invalid_at to the new record's created_at and superseded_by to its id"
+    )
     async def test_s3_supersede_invalidates_the_old_record_at_the_new_created_at(
         self, store: MemoryStore
     ) -> None:
@@ -35,16 +38,17 @@ class SupersedeConformance(StoreHarness):
         assert new.invalid_at is None
         assert new.superseded_by is None
 
-    @pytest.mark.asyncio
+    @kit_test("set the old record's updated_at to the new record's created_at too")
     async def test_s3_supersede_bumps_the_old_records_updated_at(self, store: MemoryStore) -> None:
         old = await write_one(store, "favourite colour is green")
-        await write_one(store, "favourite colour is blue", supersedes=old.id)
+        new = await write_one(store, "favourite colour is blue", supersedes=old.id)
         replaced = await store.get(old.id)
         assert replaced is not None
         assert replaced.updated_at > old.updated_at
+        assert replaced.updated_at == new.created_at
         assert replaced.created_at == old.created_at
 
-    @pytest.mark.asyncio
+    @kit_test("a superseded record is invalid: hidden from default search, still returned by get")
     async def test_s3_superseded_record_leaves_default_search_but_stays_readable(
         self, store: MemoryStore
     ) -> None:
@@ -55,7 +59,7 @@ class SupersedeConformance(StoreHarness):
         assert set(await search_ids(store, include_invalidated=True)) == {old.id, new.id}
         assert await store.get(old.id) is not None
 
-    @pytest.mark.asyncio
+    @kit_test("raise MemoryNotFoundError(target) before writing anything")
     async def test_s3_supersede_of_a_missing_record_is_not_found_and_writes_nothing(
         self, store: MemoryStore
     ) -> None:
@@ -66,7 +70,7 @@ class SupersedeConformance(StoreHarness):
         assert caught.value.record_id == "missing-record-id"
         assert await every_record(store) == before
 
-    @pytest.mark.asyncio
+    @kit_test("an id no record can have (NUL) is missing: MemoryNotFoundError, no database error")
     async def test_s3_supersede_of_an_id_no_record_can_have_is_not_found(
         self, store: MemoryStore
     ) -> None:
@@ -76,7 +80,7 @@ class SupersedeConformance(StoreHarness):
         assert caught.value.record_id == record.id + "\x00"
         assert await every_record(store) == [record]
 
-    @pytest.mark.asyncio
+    @kit_test("a deleted record is missing: MemoryNotFoundError")
     async def test_s3_supersede_of_a_deleted_record_is_not_found(self, store: MemoryStore) -> None:
         gone = await write_one(store, "soon forgotten")
         await store.delete(gone.id)
@@ -84,7 +88,10 @@ class SupersedeConformance(StoreHarness):
             await write_one(store, "correction of nothing", supersedes=gone.id)
         assert await every_record(store) == []
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "raise MemoryConflictError(target) when the target is already invalid, before writing "
+        "anything"
+    )
     async def test_s3_supersede_of_an_invalidated_record_is_a_conflict_and_writes_nothing(
         self, store: MemoryStore
     ) -> None:
@@ -96,7 +103,7 @@ class SupersedeConformance(StoreHarness):
         assert caught.value.record_id == old.id
         assert await every_record(store) == before
 
-    @pytest.mark.asyncio
+    @kit_test("a superseded target is invalid: MemoryConflictError, and its superseded_by stays")
     async def test_s3_supersede_of_a_superseded_record_is_a_conflict_and_the_chain_does_not_fork(
         self, store: MemoryStore
     ) -> None:
@@ -110,7 +117,7 @@ class SupersedeConformance(StoreHarness):
         assert replaced is not None
         assert replaced.superseded_by == winner.id
 
-    @pytest.mark.asyncio
+    @kit_test("each superseded record points to its successor through superseded_by")
     async def test_s3_chain_leads_to_the_current_record(self, store: MemoryStore) -> None:
         first = await write_one(store, "address one")
         second = await write_one(store, "address two", supersedes=first.id)
@@ -123,7 +130,7 @@ class SupersedeConformance(StoreHarness):
         ]
         assert await search_ids(store) == [third.id]
 
-    @pytest.mark.asyncio
+    @kit_test("apply every supersedes of a batch, each at its own new record's created_at")
     async def test_s3_batch_may_supersede_several_records_at_once(self, store: MemoryStore) -> None:
         left = await write_one(store, "left version one")
         right = await write_one(store, "right version one")

@@ -29,6 +29,7 @@ from recallstore.testing._harness import (
     search_ids,
     write_one,
 )
+from recallstore.testing._rules import kit_test
 
 
 class _TransferStore(SupportsImportRecords, SupportsExportRecords, MemoryStore):
@@ -79,7 +80,9 @@ class TransferConformance(StoreHarness):
             pytest.skip("import/export sub-suite; this store lacks those extensions")
         return store
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "import_records must insert records exactly as given (ids, stamps, chains) and index them"
+    )
     async def test_ext_export_then_import_into_an_empty_store_is_lossless(
         self, transfer_store: MemoryStore
     ) -> None:
@@ -100,7 +103,7 @@ class TransferConformance(StoreHarness):
         assert await search_ids(store, "tea", scope={"user": "ana"}) == [current.id]
         assert await search_ids(store, "office", scope={"tenant": "acme"}) == []
 
-    @pytest.mark.asyncio
+    @kit_test("export_records filters by scope subset and orders by (created_at, id) ascending")
     async def test_ext_export_filters_by_scope_subset_oldest_first(
         self, transfer_store: MemoryStore
     ) -> None:
@@ -109,7 +112,9 @@ class TransferConformance(StoreHarness):
         assert await _export(transfer_store, {"tenant": "acme"}) == acme
         assert await _export(transfer_store, {"user": "nobody"}) == []
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "compare with records_to_import before inserting; a conflict writes none of the batch"
+    )
     async def test_ext_import_skips_identical_records_and_refuses_different_ones_atomically(
         self, transfer_store: MemoryStore
     ) -> None:
@@ -125,7 +130,7 @@ class TransferConformance(StoreHarness):
         assert await store.get(newcomer.id) is None
         assert await store.get(existing.id) == existing
 
-    @pytest.mark.asyncio
+    @kit_test("call check_import_batch(records) before any I/O")
     async def test_ext_import_refuses_inconsistent_batches_before_writing(
         self, transfer_store: MemoryStore
     ) -> None:
@@ -146,7 +151,10 @@ class TransferConformance(StoreHarness):
             assert caught.value.field == field
         assert await every_record(store) == []
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "after an import, MonotonicClock.observe(newest_timestamp(records)) so later writes sort "
+        "after it"
+    )
     async def test_ext_writes_after_an_import_sort_after_the_imported_records(
         self, transfer_store: MemoryStore
     ) -> None:

@@ -25,6 +25,7 @@ from recallstore.records import (
 )
 from recallstore.store import MemoryStore
 from recallstore.testing._harness import StoreHarness, every_record, memory, write_one
+from recallstore.testing._rules import kit_test
 
 __all__ = ["ValidationConformance"]
 
@@ -84,7 +85,10 @@ _INVALID_QUERIES = [
 class ValidationConformance(StoreHarness):
     """Bad input is refused at the edge; valid extremes are stored without loss."""
 
-    @pytest.mark.asyncio
+    @kit_test(
+        "the contract models refuse bad input; the store must accept what they allow and not "
+        "write a partial batch"
+    )
     @pytest.mark.parametrize(("fields", "field"), _INVALID_WRITES)
     async def test_s14_invalid_write_input_names_the_field_and_writes_nothing(
         self, store: MemoryStore, fields: dict[str, Any], field: str
@@ -96,7 +100,7 @@ class ValidationConformance(StoreHarness):
         assert caught.value.field.split(".")[0] == field
         assert await every_record(store) == before
 
-    @pytest.mark.asyncio
+    @kit_test("MemorySearchQuery refuses bad queries before the store sees them")
     @pytest.mark.parametrize(("fields", "field"), _INVALID_QUERIES)
     async def test_s14_invalid_search_query_names_the_field(
         self, store: MemoryStore, fields: dict[str, Any], field: str
@@ -108,7 +112,7 @@ class ValidationConformance(StoreHarness):
         assert caught.value.field.split(".")[0] == field
         assert await every_record(store) == before
 
-    @pytest.mark.asyncio
+    @kit_test("validate every supersedes target before writing the first record")
     async def test_s14_batch_whose_last_item_supersedes_a_missing_record_writes_none_of_it(
         self, store: MemoryStore
     ) -> None:
@@ -120,7 +124,7 @@ class ValidationConformance(StoreHarness):
             await store.write(batch)
         assert await every_record(store) == before
 
-    @pytest.mark.asyncio
+    @kit_test("store content, scope and tags at their maximum sizes without truncating")
     async def test_s14_values_at_every_limit_are_stored_without_loss(
         self, store: MemoryStore
     ) -> None:
@@ -148,7 +152,7 @@ class ValidationConformance(StoreHarness):
             pytest.param("moved\x00away", id="nul-in-reason"),
         ],
     )
-    @pytest.mark.asyncio
+    @kit_test("call check_invalid_reason(reason) before touching the record")
     async def test_s14_invalid_invalidation_reason_names_the_field_and_changes_nothing(
         self, store: MemoryStore, reason: str
     ) -> None:
