@@ -13,6 +13,7 @@ from recallstore.chain import ChainLink, SupersedeChain, supersede_chain
 from recallstore.context import CallContext, call_context, current_call_context
 from recallstore.errors import (
     ConfigurationError,
+    IncompatibleDependencyError,
     MemoryConflictError,
     MemoryNotFoundError,
     MemoryValidationError,
@@ -69,6 +70,7 @@ __all__ = [
     "ConfigurationError",
     "EventBus",
     "InMemoryMemoryStore",
+    "IncompatibleDependencyError",
     "Manual",
     "MemoryCapability",
     "MemoryConflictError",
