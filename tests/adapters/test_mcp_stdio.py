@@ -26,6 +26,8 @@ from recallstore.prompt import RECALL_OPEN, Manual
 from recallstore.records import MemoryRecord, MemoryWriteInput
 from recallstore.toolset import MEMORY_TOOLS
 
+from .conftest import INITIALIZE
+
 SCOPE = {"tenant": "acme", "user": "u1"}
 OTHER_TENANT = {"tenant": "globex", "user": "u1"}
 OTHER_USER = {"tenant": "acme", "user": "u2"}
@@ -210,17 +212,7 @@ async def test_python_dash_m_still_serves(tmp_path: Path) -> None:
 
 # --- a client hanging up ----------------------------------------------------------------
 
-_INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "hangup-test", "version": "1"},
-    },
-}
-_INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 def _call(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -242,7 +234,7 @@ def _hang_up_once(db: Path, how: str) -> tuple[int, str]:
     )
     assert process.stdin is not None
     assert process.stdout is not None
-    lines = [_INITIALIZE, _INITIALIZED] + [
+    lines = [INITIALIZE, INITIALIZED] + [
         _call(2 + n, "memory_save", {"content": f"Fact number {n}."}) for n in range(5)
     ]
     process.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
