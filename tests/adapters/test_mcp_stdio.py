@@ -22,6 +22,7 @@ from mcp import Client, StdioServerParameters, types
 
 from recallstore.adapters.mcp import MANUAL_URI, RECALL_PROMPT, RECALL_URI
 from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.cli import main
 from recallstore.prompt import RECALL_OPEN, Manual
 from recallstore.records import MemoryRecord, MemoryWriteInput
 from recallstore.toolset import MEMORY_TOOLS
@@ -33,6 +34,8 @@ OTHER_TENANT = {"tenant": "globex", "user": "u1"}
 OTHER_USER = {"tenant": "acme", "user": "u2"}
 SCOPE_ARGS = ["--scope", "tenant=acme", "--scope", "user=u1", "--scope-fields", "tenant,user"]
 TIMEOUT = 30
+# Generous: on a loaded machine, starting the interpreter alone can take many seconds.
+EXIT_TIMEOUT = 120
 HANGUP_LINE = "recallstore mcp: the client hung up"
 
 
@@ -177,6 +180,7 @@ def test_scope_fields_refuse_another_shape_of_scope(
         (["--db", "{tmp}/m.db", "--scope", "user="], "'user' needs a non-empty value"),
         (["--db", "{tmp}/m.db", "--scope", "user=a", "--scope", "user=b"], "twice"),
         (["--db", "{tmp}/m.db", "--scope", "user=a", "--scope-fields", "user,"], "comma"),
+        (["--db", "{tmp}/m.db", "--scope", "user=a", "--scope-fields", "tenant,user"], "pins"),
         (["--db", "{tmp}/m.db", "--scope", "user=a", "--token", "t"], "only with --http"),
         (["--db", "{tmp}/m.db", "--scope", "user=a", "--http", "--port", "70000"], "--port"),
         (["--db", "{tmp}/missing/m.db", "--scope", "user=u1"], "directory does not exist"),
@@ -184,19 +188,27 @@ def test_scope_fields_refuse_another_shape_of_scope(
         (["--db", "nosuch://x", "--scope", "user=u1"], "unknown scheme"),
     ],
 )
-@pytest.mark.parametrize("entry", ["recallstore", "recallstore.adapters.mcp"])
 def test_command_line_mistakes_are_one_line(
-    tmp_path: Path, args: list[str], expected: str, entry: str
+    tmp_path: Path, args: list[str], expected: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
-    prefix = ["mcp"] if entry == "recallstore" else []
-    done = run_command([sys.executable, "-m", entry, *prefix, *argv])
-    assert done.returncode in (1, 2)
-    assert done.stdout == ""
-    (line,) = done.stderr.splitlines()
-    assert ": error: " in line
+    status = main(["mcp", *argv])
+    out, err = capsys.readouterr()
+    assert status in (1, 2)
+    assert out == ""
+    (line,) = err.splitlines()
+    assert line.startswith(("recallstore mcp: error: ", "recallstore: error: "))
     assert expected in line
     assert list(tmp_path.iterdir()) == []
+
+
+def test_python_dash_m_reports_mistakes_the_same_way(tmp_path: Path) -> None:
+    done = run_command([sys.executable, "-m", "recallstore.adapters.mcp", "--db", "x.db"])
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        "recallstore mcp: error: at least one --scope KEY=VALUE is required "
+        "(e.g. --scope user=u_42); an unscoped memory server would expose every user's memories"
+    ]
 
 
 async def test_python_dash_m_still_serves(tmp_path: Path) -> None:
@@ -240,7 +252,11 @@ def _hang_up_once(db: Path, how: str) -> tuple[int, str]:
     process.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
     process.stdin.flush()
     process.stdout.readline()  # the initialize answer: the server is serving
-    if how == "sigterm":
+    if how == "sigterm-idle":
+        # Every answer read: the server waits for the next line when the signal comes.
+        for _ in range(5):
+            process.stdout.readline()
+    if how.startswith("sigterm"):
         process.send_signal(signal.SIGTERM)
     else:
         # Stop reading and writing: the answers still in flight meet a closed pipe.
@@ -248,18 +264,20 @@ def _hang_up_once(db: Path, how: str) -> tuple[int, str]:
         process.stdin.close()
     assert process.stderr is not None
     try:
-        status = process.wait(timeout=TIMEOUT)
-    finally:
+        status = process.wait(timeout=EXIT_TIMEOUT)
+    except subprocess.TimeoutExpired:
         process.kill()
+        process.wait()
+        return -1, f"still running {EXIT_TIMEOUT}s after the hang-up ({how})"
     return status, process.stderr.read().decode()
 
 
 @pytest.mark.slow
 def test_a_client_hang_up_is_a_clean_exit_twenty_times_out_of_twenty(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
-    ways = ["close-pipes", "sigterm"]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        outcomes = list(pool.map(lambda n: _hang_up_once(db, ways[n % 2]), range(20)))
+    ways = ["close-pipes", "sigterm-mid-call", "sigterm-idle"]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = list(pool.map(lambda n: _hang_up_once(db, ways[n % 3]), range(20)))
     assert [status for status, _ in outcomes] == [0] * 20, outcomes
     for _, stderr in outcomes:
         (line,) = stderr.splitlines()

@@ -33,7 +33,7 @@ from recallstore.prompt import Awareness, RenderContext
 from recallstore.recall import assemble_recall
 from recallstore.store import MemoryStore
 from recallstore.toolbox import MemoryToolbox
-from recallstore.tools import ToolError, mcp_tool
+from recallstore.tools import mcp_tool
 from recallstore.toolset import MEMORY_TOOLS, MemoryToolSpec
 
 _FEATURE = "the MCP adapter"
@@ -175,6 +175,27 @@ _RESOURCE_TEMPLATES = (
 )
 
 
+# What every {"ok": false} answer looks like (ToolError, or the adapter's "unavailable").
+_FAILURE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "ok": {"const": False},
+        "error": {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "fields": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["code", "message", "fields"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["ok", "error"],
+    "additionalProperties": False,
+}
+
+
 def _output_schema(success: Mapping[str, Any]) -> dict[str, Any]:
     """The success schema widened to the ``{"ok": false, "error": ...}`` answer.
 
@@ -183,19 +204,8 @@ def _output_schema(success: Mapping[str, Any]) -> dict[str, Any]:
     the ``#/$defs/...`` references keep resolving.
     """
     success = dict(success)
-    definitions = dict(success.pop("$defs", {}))
-    error = ToolError.model_json_schema()
-    error.pop("title", None)
-    error["properties"] = {name: {"type": "string"} for name in ("code", "message")} | {
-        "fields": {"type": "array", "items": {"type": "string"}}
-    }
-    failure = {
-        "type": "object",
-        "properties": {"ok": {"const": False}, "error": error},
-        "required": ["ok", "error"],
-        "additionalProperties": False,
-    }
-    schema: dict[str, Any] = {"type": "object", "anyOf": [success, failure]}
+    definitions = success.pop("$defs", None)
+    schema: dict[str, Any] = {"type": "object", "anyOf": [success, _FAILURE_SCHEMA]}
     if definitions:
         schema["$defs"] = definitions
     return schema

@@ -9,10 +9,11 @@ with exit status 0 and one line on stderr.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from recallstore.cli._asgi import http_token
 from recallstore.cli._database import open_store, parse_scope, store_file
@@ -67,7 +68,7 @@ def add_mcp_command(commands: Any, parents: list[argparse.ArgumentParser]) -> No
     mcp.set_defaults(handler=run_mcp)
 
 
-def bound_scope(pairs: list[str] | None, fields: str | None) -> dict[str, str]:
+def _bound_scope(pairs: list[str] | None, fields: str | None) -> dict[str, str]:
     """The server's scope from ``--scope`` pairs, checked against ``--scope-fields``."""
     if not pairs:
         raise CliError(
@@ -101,7 +102,7 @@ def bound_scope(pairs: list[str] | None, fields: str | None) -> dict[str, str]:
 
 def run_mcp(args: argparse.Namespace) -> int:
     """``recallstore mcp``: serve until the client hangs up (stdio) or Ctrl+C (HTTP)."""
-    scope = bound_scope(args.scope, args.scope_fields)
+    scope = _bound_scope(args.scope, args.scope_fields)
     if args.http:
         token = http_token(args.port, args.token, prog=_PROG)
     elif args.token is not None:
@@ -133,6 +134,42 @@ def run_mcp(args: argparse.Namespace) -> int:
     return _serve_stdio(store, build)
 
 
+# One JSON-RPC message per line; a save may carry 16,000 characters of content, and a
+# line longer than this limit would end the session.
+_MAX_LINE_BYTES = 1 << 24
+
+
+class _PipeLines:
+    """stdin as asyncio reads it: lines an ``async for`` can wait on and be cancelled in.
+
+    The SDK reads stdin in a worker thread, which no cancellation can interrupt: after a
+    SIGTERM the server would wait for a line that never comes.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+async def _stdin_lines() -> _PipeLines | None:
+    """stdin as :class:`_PipeLines`, or None when it is a regular file (no async pipe)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_MAX_LINE_BYTES)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    except (ValueError, OSError):
+        return None
+    return _PipeLines(reader)
+
+
 def _serve_stdio(store: MemoryStore, build: Callable[[MemoryStore], Any]) -> int:
     import anyio
     from mcp.server.stdio import stdio_server
@@ -150,7 +187,8 @@ def _serve_stdio(store: MemoryStore, build: Callable[[MemoryStore], Any]) -> int
         async with store, anyio.create_task_group() as tasks:
             tasks.start_soon(stop_on_sigterm, tasks.cancel_scope)
             server = build(store)
-            async with stdio_server() as (read_stream, write_stream):
+            stdin = await _stdin_lines()
+            async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             tasks.cancel_scope.cancel()
 
