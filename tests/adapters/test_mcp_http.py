@@ -23,10 +23,10 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from recallstore.toolset import MEMORY_TOOLS
 
-from .conftest import INITIALIZE
-
 TOKEN = "test-token-0123456789"
 TIMEOUT = 30
+# Any JSON-RPC request: the gate answers before the SDK reads it.
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 _HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -100,14 +100,11 @@ def test_without_the_token_every_request_is_refused(
     served: tuple[subprocess.Popen[str], str], headers: dict[str, str]
 ) -> None:
     _, endpoint = served
-    answer = httpx.post(endpoint, json=INITIALIZE, headers=_HEADERS | headers, timeout=TIMEOUT)
+    answer = httpx.post(endpoint, json=PING, headers=_HEADERS | headers, timeout=TIMEOUT)
     assert answer.status_code == 401
     assert answer.headers["www-authenticate"] == 'Bearer realm="recallstore"'
     assert answer.json()["error"] == "unauthorized"
-    assert (
-        httpx.post(endpoint + f"?token={TOKEN}", json=INITIALIZE, headers=_HEADERS).status_code
-        == 401
-    )
+    assert httpx.post(endpoint + f"?token={TOKEN}", json=PING, headers=_HEADERS).status_code == 401
 
 
 def test_a_foreign_host_header_is_refused_even_with_the_token(
@@ -116,7 +113,7 @@ def test_a_foreign_host_header_is_refused_even_with_the_token(
     # DNS rebinding: a page on evil.example resolving to 127.0.0.1 sends its own Host.
     _, endpoint = served
     headers = _HEADERS | {"Authorization": f"Bearer {TOKEN}", "Host": "evil.example"}
-    answer = httpx.post(endpoint, json=INITIALIZE, headers=headers, timeout=TIMEOUT)
+    answer = httpx.post(endpoint, json=PING, headers=headers, timeout=TIMEOUT)
     assert answer.status_code in (400, 403, 421)
 
 
@@ -128,7 +125,7 @@ def test_a_fresh_token_per_run_and_ctrl_c_stops_cleanly(tmp_path: Path) -> None:
         assert len(first_token) >= 24
         refused = httpx.post(
             endpoint,
-            json=INITIALIZE,
+            json=PING,
             headers=_HEADERS | {"Authorization": f"Bearer {first_token}"},
             timeout=TIMEOUT,
         )

@@ -27,8 +27,6 @@ from recallstore.prompt import RECALL_OPEN, Manual
 from recallstore.records import MemoryRecord, MemoryWriteInput
 from recallstore.toolset import MEMORY_TOOLS
 
-from .conftest import INITIALIZE
-
 SCOPE = {"tenant": "acme", "user": "u1"}
 OTHER_TENANT = {"tenant": "globex", "user": "u1"}
 OTHER_USER = {"tenant": "acme", "user": "u2"}
@@ -224,6 +222,16 @@ async def test_python_dash_m_still_serves(tmp_path: Path) -> None:
 
 # --- a client hanging up ----------------------------------------------------------------
 
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "hangup-test", "version": "1"},
+    },
+}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
