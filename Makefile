@@ -18,6 +18,13 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed-server
 
+# langchain-mcp-adapters pins mcp<2, so it gets its own environment; the tests run
+# it as an MCP client against the server from .venv (tests/adapters/test_mcp_langchain.py).
+.venv-langchain/.installed: | $(BIN)/python
+	$(PYTHON) -m venv .venv-langchain
+	.venv-langchain/bin/python -m pip install --quiet 'langchain-mcp-adapters>=0.3.2'
+	touch $@
+
 ## demo: two conversations of a scripted agent with memory on a SQLite file
 demo: $(VENV)/.installed-server
 	$(BIN)/recallstore demo
@@ -29,7 +36,7 @@ serve: $(VENV)/.installed-server
 ## test: install what the tests need and run them all, measuring coverage
 ## (the run fails when coverage drops below fail_under in pyproject.toml). Coverage
 ## starts before pytest, so modules its plugins import (ours included) are measured.
-test: $(VENV)/.installed-dev
+test: $(VENV)/.installed-dev .venv-langchain/.installed
 	$(BIN)/python -m coverage erase
 	$(BIN)/python -m coverage run -m pytest
 	$(BIN)/python -m coverage report --show-missing --skip-covered
@@ -64,4 +71,4 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist
+	rm -rf $(VENV) .venv-langchain .pytest_cache .mypy_cache .ruff_cache build dist

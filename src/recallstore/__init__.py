@@ -17,6 +17,7 @@ from recallstore.chain import ChainLink, SupersedeChain, supersede_chain
 from recallstore.context import CallContext, call_context, current_call_context
 from recallstore.errors import (
     ConfigurationError,
+    IncompatibleDependencyError,
     MemoryConflictError,
     MemoryNotFoundError,
     MemoryValidationError,
@@ -100,6 +101,7 @@ __all__ = [
     "ConfigurationError",
     "EventBus",
     "InMemoryMemoryStore",
+    "IncompatibleDependencyError",
     "Manual",
     "MemoryCapability",
     "MemoryConflictError",

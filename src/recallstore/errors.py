@@ -17,6 +17,7 @@ from typing import Any
 
 __all__ = [
     "ConfigurationError",
+    "IncompatibleDependencyError",
     "MemoryConflictError",
     "MemoryNotFoundError",
     "MemoryValidationError",
@@ -57,6 +58,23 @@ class MissingDependencyError(RecallstoreError, ImportError):
         self.extra = extra
         self.install_command = f"pip install 'recallstore[{extra}]'"
         super().__init__(f"{feature} needs the '{extra}' extra: {self.install_command}")
+
+
+class IncompatibleDependencyError(MissingDependencyError):
+    """An optional dependency is installed, but at a version recallstore cannot use."""
+
+    def __init__(self, feature: str, extra: str, *, package: str, found: str, needed: str) -> None:
+        super().__init__(feature, extra)
+        self.package = package
+        self.found = found
+        self.needed = needed
+        self.message = (
+            f"{feature} needs {package}{needed}, but {package} {found} is installed: "
+            f"{self.install_command}"
+        )
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class MemoryNotFoundError(RecallstoreError, LookupError):

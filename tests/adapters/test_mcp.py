@@ -7,23 +7,24 @@ from the client side and check the answers are the toolbox's structured errors.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import types
-from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.shared.exceptions import McpError
-from mcp.shared.memory import create_connected_server_and_client_session
+from mcp import Client, types
+from mcp.shared.exceptions import MCPError
 
-from recallstore.adapters.mcp import MANUAL_PROMPT, RECALL_PROMPT, create_mcp_server
+from recallstore.adapters.mcp import (
+    MANUAL_PROMPT,
+    MANUAL_URI,
+    RECALL_PROMPT,
+    RECALL_URI,
+    RECALL_URI_TEMPLATE,
+    create_mcp_server,
+)
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.errors import ConfigurationError
 from recallstore.prompt import RECALL_OPEN, Manual
@@ -54,27 +55,27 @@ async def bobs_record(store: SqliteMemoryStore) -> MemoryRecord:
 
 
 @asynccontextmanager
-async def connect(store: SqliteMemoryStore) -> AsyncIterator[ClientSession]:
-    """An initialized client session with an in-process server bound to SCOPE."""
+async def connect(store: SqliteMemoryStore) -> AsyncIterator[Client]:
+    """An official MCP client connected to an in-process server bound to SCOPE."""
     server = create_mcp_server(store, SCOPE, conversation_id="conv-1", run_id="run-1")
-    async with create_connected_server_and_client_session(
-        server, read_timeout_seconds=timedelta(seconds=TIMEOUT)
-    ) as session:
-        yield session
+    async with Client(server, read_timeout_seconds=TIMEOUT) as client:
+        yield client
 
 
 def payload(result: types.CallToolResult) -> dict[str, Any]:
     """The structured result, after checking the JSON text says exactly the same."""
-    assert result.structuredContent is not None
+    structured = result.structured_content
+    assert isinstance(structured, dict)
     assert len(result.content) == 1
     text = result.content[0]
     assert isinstance(text, types.TextContent)
-    assert json.loads(text.text) == result.structuredContent
-    return result.structuredContent
+    assert json.loads(text.text) == structured
+    return structured
 
 
 def error_of(result: types.CallToolResult) -> dict[str, Any]:
-    assert result.isError is True
+    """A model mistake: a normal result (not isError) the model reads and acts on."""
+    assert result.is_error is False
     body = payload(result)
     assert body["ok"] is False
     error: dict[str, Any] = body["error"]
@@ -97,24 +98,31 @@ async def test_lists_the_toolbox_tools_exactly(store: SqliteMemoryStore) -> None
     for tool in listed:
         wire = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
         assert wire["inputSchema"] == expected[tool.name]["inputSchema"]
-        assert wire["outputSchema"] == expected[tool.name]["outputSchema"]
+        # The success shape, widened to the {"ok": false, "error": ...} answer.
+        success = dict(expected[tool.name]["outputSchema"])
+        definitions = success.pop("$defs", None)
+        output = wire["outputSchema"]
+        assert output["type"] == "object"
+        assert output["anyOf"][0] == success
+        assert output["anyOf"][1]["properties"]["ok"] == {"const": False}
+        assert output.get("$defs") == definitions
         assert wire["description"] == expected[tool.name]["description"]
         assert wire["annotations"] == expected[tool.name]["annotations"]
         assert "scope" not in wire["inputSchema"]["properties"]
     hints = {tool.name: tool.annotations for tool in listed}
     assert hints["memory_search"] is not None
-    assert hints["memory_search"].readOnlyHint is True
+    assert hints["memory_search"].read_only_hint is True
     assert hints["memory_list"] is not None
-    assert hints["memory_list"].readOnlyHint is True
+    assert hints["memory_list"].read_only_hint is True
     invalidate = hints["memory_invalidate"]
     assert invalidate is not None
-    assert invalidate.destructiveHint is True
-    assert invalidate.idempotentHint is True
-    assert invalidate.readOnlyHint is False
+    assert invalidate.destructive_hint is True
+    assert invalidate.idempotent_hint is True
+    assert invalidate.read_only_hint is False
     save = hints["memory_save"]
     assert save is not None
-    assert save.destructiveHint is False
-    assert save.readOnlyHint is False
+    assert save.destructive_hint is False
+    assert save.read_only_hint is False
 
 
 async def test_save_then_search_is_stamped_with_the_bound_scope(store: SqliteMemoryStore) -> None:
@@ -125,10 +133,10 @@ async def test_save_then_search_is_stamped_with_the_bound_scope(store: SqliteMem
                 {"content": "Prefers window seats on long flights.", "kind": "preference"},
             )
             found = await client.call_tool("memory_search", {"query": "window seat"})
-    assert saved.isError is False
+    assert saved.is_error is False
     memory = payload(saved)["memory"]
     assert memory["kind"] == "preference"
-    assert found.isError is False
+    assert found.is_error is False
     assert [m["id"] for m in payload(found)["memories"]] == [memory["id"]]
     record = await store.get(memory["id"])
     assert record is not None
@@ -226,9 +234,13 @@ async def test_a_store_failure_tells_the_model_memory_is_unavailable(tmp_path: P
         server = create_mcp_server(store, SCOPE)
     # The store is closed now: every call fails at the store, not in the model's input.
     with anyio.fail_after(TIMEOUT):
-        async with create_connected_server_and_client_session(server) as client:
+        async with Client(server, read_timeout_seconds=TIMEOUT) as client:
             result = await client.call_tool("memory_save", {"content": "Likes tea."})
-    error = error_of(result)
+    # Not the model's mistake: a real failure, so isError.
+    assert result.is_error is True
+    body = payload(result)
+    assert body["ok"] is False
+    error = body["error"]
     assert error["code"] == "unavailable"
     assert str(tmp_path) not in error["message"]
 
@@ -243,9 +255,9 @@ async def test_prompts_offer_the_manual_and_the_recall(
             manual = await client.get_prompt(MANUAL_PROMPT)
             recall = await client.get_prompt(RECALL_PROMPT, {"user_text": "trip plan Kyoto"})
             nothing = await client.get_prompt(RECALL_PROMPT, {"user_text": "zebra"})
-            with pytest.raises(McpError, match="user_text"):
+            with pytest.raises(MCPError, match="user_text"):
                 await client.get_prompt(RECALL_PROMPT, {})
-            with pytest.raises(McpError, match="no prompt named"):
+            with pytest.raises(MCPError, match="no prompt named"):
                 await client.get_prompt("memory_everything")
     assert {p.name: [a.name for a in p.arguments or []] for p in prompts} == {
         MANUAL_PROMPT: [],
@@ -269,128 +281,52 @@ def test_an_empty_scope_is_refused(tmp_path: Path) -> None:
         create_mcp_server(SqliteMemoryStore(tmp_path / "memory.db"), {})
 
 
-# --- over stdio, the way an MCP client really starts it -------------------------------
-
-
-async def test_stdio_server_end_to_end(tmp_path: Path, bobs_record_on_disk: str) -> None:
-    db = tmp_path / "memory.db"
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "recallstore.adapters.mcp",
-            "--db",
-            str(db),
-            "--scope",
-            "tenant=acme",
-            "--scope",
-            "user=u1",
-            "--conversation-id",
-            "conv-stdio",
-        ],
-        cwd=str(tmp_path),
+async def test_resources_offer_the_manual_and_the_recall(
+    store: SqliteMemoryStore, bobs_record: MemoryRecord
+) -> None:
+    await store.write(
+        [
+            MemoryWriteInput(scope=SCOPE, kind="profile", content="Name: Ana."),
+            MemoryWriteInput(scope=SCOPE, content="Is planning a trip to Kyoto."),
+        ]
     )
-    errlog_path = tmp_path / "server-stderr.txt"
-    with errlog_path.open("w") as errlog, anyio.fail_after(60):
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write, read_timeout_seconds=timedelta(seconds=TIMEOUT)) as client,
-        ):
-            hello = await client.initialize()
-            tools = (await client.list_tools()).tools
-            saved = await client.call_tool("memory_save", {"content": "Speaks Portuguese."})
-            found = await client.call_tool("memory_search", {"query": "portuguese"})
-            escape = await client.call_tool("memory_list", {"scope": OTHER})
-            foreign = await client.call_tool("memory_invalidate", {"id": bobs_record_on_disk})
-            manual = await client.get_prompt(MANUAL_PROMPT)
-    assert hello.serverInfo.name == "recallstore"
-    assert hello.instructions == Manual.render()
-    assert {tool.name for tool in tools} == TOOL_NAMES
-    memory = payload(saved)["memory"]
-    assert [m["id"] for m in payload(found)["memories"]] == [memory["id"]]
-    assert error_of(escape)["code"] == "invalid_arguments"
-    assert error_of(foreign)["code"] == "not_found"
-    assert isinstance(manual.messages[0].content, types.TextContent)
-    assert manual.messages[0].content.text == Manual.render()
-    assert "Traceback" not in errlog_path.read_text()
-    async with SqliteMemoryStore(db) as reopened:
-        mine = await reopened.get(memory["id"])
-        bobs = await reopened.get(bobs_record_on_disk)
-    assert mine is not None
-    assert mine.scope == SCOPE
-    assert mine.provenance is not None
-    assert mine.provenance.conversation_id == "conv-stdio"
-    assert bobs is not None
-    assert not bobs.is_invalidated
-
-
-@pytest.fixture
-async def bobs_record_on_disk(tmp_path: Path) -> str:
-    """Another user's record, written into the database file before the server starts."""
-    async with SqliteMemoryStore(tmp_path / "memory.db") as disk:
-        (record,) = await disk.write([MemoryWriteInput(scope=OTHER, content="U2 lives in Oslo.")])
-    return record.id
-
-
-@pytest.mark.parametrize(
-    ("args", "expected"),
-    [
-        (["--db", "{tmp}/m.db"], "at least one --scope"),
-        (["--db", "{tmp}/m.db", "--scope", "user"], "expects key=value, got 'user'"),
-        (["--db", "{tmp}/m.db", "--scope", "user="], "'user' needs a non-empty value"),
-        (["--db", "{tmp}/m.db", "--scope", "=u1"], "expects key=value, got '=u1'"),
-        (["--db", "{tmp}/m.db", "--scope", "user=a", "--scope", "user=b"], "twice"),
-        (["--db", "{tmp}/missing/m.db", "--scope", "user=u1"], "directory does not exist"),
-        (["--db", "{tmp}", "--scope", "user=u1"], "is a directory"),
-        (["--scope", "user=u1"], "--db"),
-        (["--db", "nosuch://x", "--scope", "user=u1"], "unknown scheme"),
-    ],
-)
-def test_cli_mistakes_are_one_line(tmp_path: Path, args: list[str], expected: str) -> None:
-    argv = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
-    done = subprocess.run(
-        [sys.executable, "-m", "recallstore.adapters.mcp", *argv],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode in (1, 2)
-    assert done.stdout == ""
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("python -m recallstore.adapters.mcp: error: ")
-    assert expected in lines[0]
-    assert list(tmp_path.iterdir()) == []
-
-
-_WITHOUT_MCP = "import sys; sys.modules['mcp'] = None; "
-
-
-def test_without_the_extra_the_command_says_how_to_install_it() -> None:
-    code = _WITHOUT_MCP + (
-        "import runpy; runpy.run_module('recallstore.adapters.mcp', run_name='__main__')"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert done.returncode == 1
-    assert done.stderr.splitlines() == [
-        "python -m recallstore.adapters.mcp: error: the MCP adapter needs the 'mcp' extra: "
-        "pip install 'recallstore[mcp]'"
+    with anyio.fail_after(TIMEOUT):
+        async with connect(store) as client:
+            resources = (await client.list_resources()).resources
+            templates = (await client.list_resource_templates()).resource_templates
+            manual = await client.read_resource(MANUAL_URI)
+            profile = await client.read_resource(RECALL_URI)
+            for_message = await client.read_resource(RECALL_URI + "?query=trip%20plan%20Kyoto")
+            with pytest.raises(MCPError, match="no resource"):
+                await client.read_resource("recallstore://memory/everything")
+            with pytest.raises(MCPError, match="only a 'query'"):
+                await client.read_resource(RECALL_URI + "?scope=tenant")
+    assert [(r.uri, r.mime_type) for r in resources] == [
+        (MANUAL_URI, "text/plain"),
+        (RECALL_URI, "text/plain"),
     ]
+    assert [t.uri_template for t in templates] == [RECALL_URI_TEMPLATE]
+
+    def text_of(result: types.ReadResourceResult) -> str:
+        (content,) = result.contents
+        assert isinstance(content, types.TextResourceContents)
+        return content.text
+
+    assert text_of(manual) == Manual.render()
+    assert RECALL_OPEN in text_of(profile)
+    assert "Name: Ana." in text_of(profile)
+    assert "Kyoto" not in text_of(profile)
+    assert "Name: Ana." in text_of(for_message)
+    assert "Kyoto" in text_of(for_message)
+    assert "Oslo" not in text_of(for_message)
 
 
-def test_without_the_extra_the_import_raises_missing_dependency() -> None:
-    code = _WITHOUT_MCP + (
-        "from recallstore.errors import MissingDependencyError\n"
-        "try:\n"
-        "    import recallstore.adapters.mcp\n"
-        "except MissingDependencyError as exc:\n"
-        "    print(exc.install_command)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
-    )
-    assert (done.returncode, done.stdout.strip()) == (0, "pip install 'recallstore[mcp]'")
+async def test_two_model_mistakes_in_a_row_are_ordinary_results(store: SqliteMemoryStore) -> None:
+    with anyio.fail_after(TIMEOUT):
+        async with connect(store) as client:
+            results = [
+                await client.call_tool("memory_invalidate", {"id": f"missing-{n}"})
+                for n in range(2)
+            ]
+    assert [result.is_error for result in results] == [False, False]
+    assert [error_of(result)["code"] for result in results] == ["not_found", "not_found"]

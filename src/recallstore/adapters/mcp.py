@@ -1,67 +1,103 @@
 """An MCP server for one scope's memory: the memory tools, the Manual and the recall.
 
-:func:`create_mcp_server` builds a low-level ``mcp`` server. Its tool definitions come
-from :func:`recallstore.tools.mcp_tool` and every call dispatches through
-:meth:`recallstore.toolbox.MemoryToolbox.call`: the tools are defined once, as tool
-specs (:data:`recallstore.toolset.MEMORY_TOOLS` unless the host passes its own), and
-this module only translates. The scope is fixed when the server is built;
-nothing an MCP client sends can choose or widen it.
+:func:`create_mcp_server` builds a low-level ``mcp`` server (the ``mcp`` SDK 2.x). Its
+tool definitions come from :func:`recallstore.tools.mcp_tool` and every call dispatches
+through :meth:`recallstore.toolbox.MemoryToolbox.call`: the tools are defined once, as
+tool specs (:data:`recallstore.toolset.MEMORY_TOOLS` unless the host passes its own), and
+this module only translates. The scope is fixed when the server is built; nothing an
+MCP client sends can choose or widen it.
 
-Run it over stdio (needs the ``mcp`` extra)::
+Run it with ``recallstore mcp`` (docs/cli.md); ``python -m recallstore.adapters.mcp``
+takes the same options::
 
-    python -m recallstore.adapters.mcp --db memory.db --scope tenant=acme --scope user=u_42
+    recallstore mcp --db memory.db --scope tenant=acme --scope user=u_42 --scope-fields tenant,user
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NoReturn
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from recallstore._version import __version__
-from recallstore.backends.registry import describe_store
 from recallstore.errors import (
-    MemoryValidationError,
+    IncompatibleDependencyError,
     MissingDependencyError,
-    RecallstoreError,
     StoreUnavailableError,
 )
-from recallstore.load import load_memory_store
-from recallstore.prompt import Awareness, RenderContext
+from recallstore.prompt import render_recall
 from recallstore.recall import assemble_recall
-from recallstore.records import parse_scope_pairs
 from recallstore.store import MemoryStore
 from recallstore.toolbox import MemoryToolbox
 from recallstore.tools import mcp_tool
 from recallstore.toolset import MEMORY_TOOLS, MemoryToolSpec
 
-PROG = "python -m recallstore.adapters.mcp"
+_FEATURE = "the MCP adapter"
+_SUPPORTED_MAJOR = 2
+_NEEDED = ">=2,<3"
+
+
+def _check_mcp_sdk_version() -> None:
+    """Fail early, naming both versions, when the installed ``mcp`` is not a 2.x release."""
+    try:
+        found = version("mcp")
+    except PackageNotFoundError:
+        return  # the import below reports the missing extra
+    major = found.partition(".")[0]
+    if not major.isdigit() or int(major) != _SUPPORTED_MAJOR:
+        raise IncompatibleDependencyError(
+            _FEATURE, "mcp", package="mcp", found=found, needed=_NEEDED
+        )
+
 
 try:
-    import anyio
+    _check_mcp_sdk_version()
     from mcp import types
+    from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
-    from mcp.server.stdio import stdio_server
-    from mcp.shared.exceptions import McpError
+    from mcp.shared.exceptions import MCPError
 except ImportError as _exc:
-    if (_exc.name or "").partition(".")[0] not in {"mcp", "anyio"}:
-        raise
-    _missing = MissingDependencyError("the MCP adapter", "mcp")
+    _failure: ImportError = _exc
+    if not isinstance(_exc, MissingDependencyError):
+        if (_exc.name or "").partition(".")[0] not in {"mcp", "mcp_types", "anyio"}:
+            raise
+        _failure = MissingDependencyError(_FEATURE, "mcp")
     if __name__ == "__main__":
-        sys.exit(f"{PROG}: error: {_missing}")
-    raise _missing from _exc
+        sys.exit(f"recallstore mcp: error: {_failure}")
+    raise _failure from (None if _failure is _exc else _exc)
 
-__all__ = ["MANUAL_PROMPT", "RECALL_PROMPT", "create_mcp_server", "main"]
+__all__ = [
+    "MANUAL_PROMPT",
+    "MANUAL_URI",
+    "RECALL_PROMPT",
+    "RECALL_URI",
+    "RECALL_URI_TEMPLATE",
+    "create_mcp_server",
+    "main",
+]
 
 MANUAL_PROMPT = "memory_manual"
 """The prompt holding the standing memory instruction (the Manual)."""
 RECALL_PROMPT = "memory_recall"
 """The prompt holding the recall block for a conversation's first user message."""
+MANUAL_URI = "recallstore://memory/manual"
+"""The resource holding the Manual, as plain text."""
+RECALL_URI = "recallstore://memory/recall"
+"""The resource holding the recall block: the scope's profile memories, or with
+``?query=<first user message>`` also the memories relevant to it."""
+RECALL_URI_TEMPLATE = RECALL_URI + "{?query}"
+"""The resource template for :data:`RECALL_URI` with a query (RFC 6570)."""
 
 _logger = logging.getLogger("recallstore.adapters.mcp")
+
+# JSON-RPC code the MCP specification assigns to "resource not found".
+_RESOURCE_NOT_FOUND = -32002
+
+_NO_RECALL = "No memories were recalled for this message."
 
 # Not a ToolErrorCode on purpose: the model did nothing wrong, and must not believe a
 # failed save happened. The operator finds the cause in the server's log (stderr).
@@ -104,14 +140,90 @@ _PROMPTS = (
     ),
 )
 
+_RESOURCES = (
+    types.Resource(
+        uri=MANUAL_URI,
+        name="memory_manual",
+        title="Memory manual",
+        description="The standing memory instruction for the system prompt.",
+        mime_type="text/plain",
+    ),
+    types.Resource(
+        uri=RECALL_URI,
+        name="memory_recall",
+        title="Recalled memories",
+        description=(
+            "The scope's profile memories as a delimited block for the system prompt; "
+            "read recallstore://memory/recall?query=<first user message> to add the "
+            "memories relevant to a conversation."
+        ),
+        mime_type="text/plain",
+    ),
+)
 
-def _tool_result(result: Mapping[str, Any]) -> types.CallToolResult:
+_RESOURCE_TEMPLATES = (
+    types.ResourceTemplate(
+        uri_template=RECALL_URI_TEMPLATE,
+        name="memory_recall_for_message",
+        title="Recalled memories for a message",
+        description=(
+            "The memories relevant to a conversation's first user message (query), as a "
+            "delimited block for the system prompt."
+        ),
+        mime_type="text/plain",
+    ),
+)
+
+
+# What every {"ok": false} answer looks like (ToolError, or the adapter's "unavailable").
+_FAILURE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "ok": {"const": False},
+        "error": {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "fields": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["code", "message", "fields"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["ok", "error"],
+    "additionalProperties": False,
+}
+
+
+def _output_schema(success: Mapping[str, Any]) -> dict[str, Any]:
+    """The success schema widened to the ``{"ok": false, "error": ...}`` answer.
+
+    A model's mistake is a normal result (not ``isError``), so clients check it against
+    ``outputSchema``; the schema must admit both shapes. ``$defs`` move to the root so
+    the ``#/$defs/...`` references keep resolving.
+    """
+    success = dict(success)
+    definitions = success.pop("$defs", None)
+    schema: dict[str, Any] = {"type": "object", "anyOf": [success, _FAILURE_SCHEMA]}
+    if definitions:
+        schema["$defs"] = definitions
+    return schema
+
+
+def _wire_tool(definition: Mapping[str, Any]) -> types.Tool:
+    wire = dict(definition)
+    wire["outputSchema"] = _output_schema(wire["outputSchema"])
+    return types.Tool.model_validate(wire)
+
+
+def _tool_result(result: Mapping[str, Any], *, failed: bool) -> types.CallToolResult:
     """A toolbox result as an MCP result: JSON text plus the same JSON as structured content."""
     structured = dict(result)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=json.dumps(structured, ensure_ascii=False))],
-        structuredContent=structured,
-        isError=structured.get("ok") is not True,
+        structured_content=structured,
+        is_error=failed,
     )
 
 
@@ -124,8 +236,22 @@ def _text_prompt(description: str, text: str) -> types.GetPromptResult:
     )
 
 
-def _invalid_params(message: str) -> McpError:
-    return McpError(types.ErrorData(code=types.INVALID_PARAMS, message=message))
+def _invalid_params(message: str) -> MCPError:
+    return MCPError(types.INVALID_PARAMS, message)
+
+
+def _recall_query(uri: str) -> str | None:
+    """The ``query`` of a recall resource URI ("" for none), or None for another URI."""
+    parts = urlsplit(uri)
+    if f"{parts.scheme}://{parts.netloc}{parts.path}" != RECALL_URI or parts.fragment:
+        return None
+    values = parse_qs(parts.query, keep_blank_values=True)
+    unknown = sorted(set(values) - {"query"})
+    if unknown:
+        raise _invalid_params(
+            f"resource {RECALL_URI!r} takes only a 'query' parameter, got {unknown[0]!r}"
+        )
+    return " ".join(values.get("query", []))
 
 
 def create_mcp_server(
@@ -137,170 +263,128 @@ def create_mcp_server(
     run_id: str | None = None,
     author: str | None = None,
     name: str = "recallstore",
-) -> Server[Any, Any]:
+) -> Server[Any]:
     """An MCP server exposing ``store``'s memory for ``scope`` only.
 
     ``store`` must already be open (entered); the server does not close it. ``scope``
     must be non-empty (:class:`~recallstore.errors.ConfigurationError` otherwise).
     ``tools`` are the tool specs it lists and dispatches, as for
-    :class:`~recallstore.toolbox.MemoryToolbox`; the Manual follows them. Tool
-    results carry JSON text and the same object as ``structuredContent``; a result with
-    ``"ok": false`` is sent with ``isError: true``. The server's ``instructions`` are the
-    Manual, also offered as the ``memory_manual`` prompt.
+    :class:`~recallstore.toolbox.MemoryToolbox`; the Manual follows them.
+
+    Tool results carry JSON text and the same object as ``structuredContent``. A
+    model's mistake (``"ok": false`` with a code such as ``not_found``) is a normal
+    result, not ``isError``: the model reads it and carries on, and no client counts
+    it as a failed call. Only a failure the model did not cause (the store is
+    unavailable, code ``unavailable``) is sent with ``isError: true``. The server's
+    ``instructions`` are the Manual, also offered as the ``memory_manual`` prompt and
+    the :data:`MANUAL_URI` resource; the recall block is the ``memory_recall`` prompt
+    and the :data:`RECALL_URI` resource.
     """
     toolbox = MemoryToolbox(
         store, scope, tools=tools, conversation_id=conversation_id, run_id=run_id, author=author
     )
     bound_scope = toolbox.scope
-    wire_tools = [types.Tool.model_validate(mcp_tool(tool)) for tool in toolbox.tools]
+    wire_tools = [_wire_tool(mcp_tool(tool)) for tool in toolbox.tools]
     manual = toolbox.manual
-    server: Server[Any, Any] = Server(name, version=__version__, instructions=manual)
 
-    @server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
-    async def _list_tools() -> list[types.Tool]:
-        return [tool.model_copy(deep=True) for tool in wire_tools]
+    async def recall_block(user_text: str) -> str:
+        recall = await assemble_recall(
+            store, bound_scope, user_text, conversation_id=conversation_id, run_id=run_id
+        )
+        block = render_recall(recall)
+        return block if block is not None else _NO_RECALL
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[tool.model_copy(deep=True) for tool in wire_tools])
 
     # The toolbox validates arguments itself and answers with a structured error the
-    # model can act on; the SDK's JSON-schema check would pre-empt it with plain text.
-    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
-    async def _call_tool(tool_name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    # model can act on; the low-level server does no schema check that could pre-empt it.
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         try:
-            result = await toolbox.call(tool_name, arguments)
+            result = await toolbox.call(params.name, params.arguments)
         except StoreUnavailableError as exc:
-            _logger.error("memory tool %s failed: %s", tool_name, exc)
-            result = _UNAVAILABLE
-        return _tool_result(result)
+            _logger.error("memory tool %s failed: %s", params.name, exc)
+            return _tool_result(_UNAVAILABLE, failed=True)
+        return _tool_result(result, failed=False)
 
-    @server.list_prompts()  # type: ignore[no-untyped-call, untyped-decorator]
-    async def _list_prompts() -> list[types.Prompt]:
-        return [prompt.model_copy(deep=True) for prompt in _PROMPTS]
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[p.model_copy(deep=True) for p in _PROMPTS])
 
-    @server.get_prompt()  # type: ignore[no-untyped-call, untyped-decorator]
-    async def _get_prompt(
-        prompt_name: str, arguments: dict[str, str] | None
+    async def get_prompt(
+        ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        arguments = arguments or {}
-        if prompt_name == MANUAL_PROMPT:
+        arguments = params.arguments or {}
+        if params.name == MANUAL_PROMPT:
             return _text_prompt("The standing memory instruction.", manual)
-        if prompt_name == RECALL_PROMPT:
+        if params.name == RECALL_PROMPT:
             user_text = arguments.get("user_text")
             if not isinstance(user_text, str) or not user_text.strip():
                 raise _invalid_params(f"prompt {RECALL_PROMPT!r} needs a non-empty 'user_text'")
-            recall = await assemble_recall(
-                store, bound_scope, user_text, conversation_id=conversation_id, run_id=run_id
-            )
-            block = Awareness.from_recall(RenderContext(recall=recall))
             return _text_prompt(
-                "Memories recalled for this message.",
-                block if block is not None else "No memories were recalled for this message.",
+                "Memories recalled for this message.", await recall_block(user_text)
             )
         raise _invalid_params(
-            f"there is no prompt named {prompt_name!r}; the prompts are: "
+            f"there is no prompt named {params.name!r}; the prompts are: "
             + ", ".join(prompt.name for prompt in _PROMPTS)
         )
 
-    return server
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[r.model_copy(deep=True) for r in _RESOURCES])
 
-
-class _ArgumentParser(argparse.ArgumentParser):
-    """argparse that reports a usage mistake as one line (exit status 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-class _UsageError(Exception):
-    pass
-
-
-def _parse_scope(pairs: Sequence[str] | None) -> dict[str, str]:
-    if not pairs:
-        raise _UsageError(
-            "at least one --scope KEY=VALUE is required (e.g. --scope user=u_42); "
-            "an unscoped memory server would expose every user's memories"
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[t.model_copy(deep=True) for t in _RESOURCE_TEMPLATES]
         )
-    try:
-        scope = parse_scope_pairs(pairs)
-    except MemoryValidationError as exc:
-        raise _UsageError(f"--scope {exc.message}") from None
-    empty = [key for key, value in scope.items() if not value]
-    if empty:
-        raise _UsageError(f"--scope {empty[0]!r} needs a non-empty value")
-    return scope
 
-
-def _build_parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(
-        prog=PROG,
-        description="Serve one scope's recallstore memory to an MCP client over stdio.",
-    )
-    parser.add_argument(
-        "--db", required=True, help="memory database: a SQLite file path or a store URL"
-    )
-    parser.add_argument(
-        "--scope",
-        action="append",
-        metavar="KEY=VALUE",
-        help="a scope pair every tool call is bound to; repeat for more (at least one)",
-    )
-    parser.add_argument("--conversation-id", help="stamped into the provenance of saves")
-    parser.add_argument("--run-id", help="stamped into the provenance of saves")
-    parser.add_argument("--author", help="stamped into the provenance of saves")
-    parser.add_argument(
-        "--name", default="recallstore", help="the server name (default: %(default)s)"
-    )
-    return parser
-
-
-async def _serve(store: MemoryStore, scope: dict[str, str], args: argparse.Namespace) -> None:
-    async with store:
-        server = create_mcp_server(
-            store,
-            scope,
-            conversation_id=args.conversation_id,
-            run_id=args.run_id,
-            author=args.author,
-            name=args.name,
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        if uri == MANUAL_URI:
+            text = manual
+        else:
+            query = _recall_query(uri)
+            if query is None:
+                raise MCPError(
+                    _RESOURCE_NOT_FOUND,
+                    f"there is no resource {uri!r}; the resources are: "
+                    f"{MANUAL_URI}, {RECALL_URI}, {RECALL_URI_TEMPLATE}",
+                )
+            text = await recall_block(query)
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="text/plain", text=text)]
         )
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    return Server(
+        name,
+        version=__version__,
+        instructions=manual,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
+        on_read_resource=read_resource,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the stdio MCP server; returns the exit status (2 usage mistake, 1 failure)."""
-    parser = _build_parser()
-    args = parser.parse_args(argv)
-    try:
-        scope = _parse_scope(args.scope)
-    except _UsageError as exc:
-        parser.error(str(exc))
-    # stdout carries the protocol: logs go to stderr.
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
-    try:
-        store = load_memory_store(args.db)
-        path = describe_store(store).path
-        if path is not None:
-            if path.is_dir():
-                raise _UsageError(f"--db {str(path)!r} is a directory, not a database file")
-            if not path.parent.is_dir():
-                raise _UsageError(f"--db {str(path)!r}: directory does not exist")
-        # Build once before serving so a bad --conversation-id fails here, not mid-session.
-        MemoryToolbox(
-            store,
-            scope,
-            conversation_id=args.conversation_id,
-            run_id=args.run_id,
-            author=args.author,
-        )
-        anyio.run(_serve, store, scope, args)
-    except _UsageError as exc:
-        parser.error(str(exc))
-    except RecallstoreError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    return 0
+    """``python -m recallstore.adapters.mcp``: the same command as ``recallstore mcp``."""
+    # The one command line lives in the CLI; this entry point predates it.
+    from recallstore.cli import main as cli_main
+
+    return cli_main(["mcp", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

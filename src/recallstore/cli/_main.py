@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from recallstore.cli import _demo, _manifest, _records, _serve, _transfer
+from recallstore.cli import _demo, _manifest, _mcp, _records, _serve, _transfer
 from recallstore.cli._database import DB_ENV, default_db
 from recallstore.cli._errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, CliError
 from recallstore.errors import (
@@ -94,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="put record content and query text into streamed events (off by default)",
     )
     serve.set_defaults(handler=_serve.run_serve)
+
+    _mcp.add_mcp_command(commands, [db])
 
     listing = commands.add_parser(
         "list", parents=[store, filters], help="list records, newest first"

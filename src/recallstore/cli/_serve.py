@@ -3,25 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import secrets
-import socket
 
+from recallstore.cli._asgi import HOST, http_token, loopback_listener, run_until_stopped, serve_asgi
 from recallstore.cli._database import open_store
-from recallstore.cli._errors import EXIT_USAGE, CliError
 from recallstore.errors import MissingDependencyError
-
-_HOST = "127.0.0.1"
 
 
 def run_serve(args: argparse.Namespace) -> int:
     """``recallstore serve``: the memory lens dashboard and its event stream, on loopback."""
-    if not 0 <= args.port <= 65535:
-        raise CliError(f"--port must be between 0 and 65535, got {args.port}", EXIT_USAGE)
-    if args.token is not None and not args.token.strip():
-        raise CliError("--token must not be empty", EXIT_USAGE)
+    token = http_token(args.port, args.token)
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (a missing extra fails before the store is opened)
 
         from recallstore.dashboard import create_dashboard_app
         from recallstore.events import EventBus, ObservedMemoryStore
@@ -30,12 +22,8 @@ def run_serve(args: argparse.Namespace) -> int:
             raise
         raise MissingDependencyError("recallstore serve", "server") from exc
 
-    token = args.token or secrets.token_urlsafe(24)
     store = open_store(args.db, must_exist=True)
-    try:
-        listener = socket.create_server((_HOST, args.port))
-    except OSError as exc:
-        raise CliError(f"cannot listen on {_HOST}:{args.port}: {exc.strerror}") from None
+    listener = loopback_listener(args.port)
 
     async def serve() -> None:
         async with store:
@@ -47,24 +35,10 @@ def run_serve(args: argparse.Namespace) -> int:
                 include_query_text=args.include_content,
             )
             app = create_dashboard_app(observed, bus, token=token)
-            config = uvicorn.Config(app, log_level="warning", lifespan="on")
-            server = uvicorn.Server(config)
-            task = asyncio.create_task(server.serve(sockets=[listener]))
-            # uvicorn exposes readiness only as a flag; poll it (the task ends on failure).
-            while not server.started and not task.done():  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
-            if server.started:
-                port = listener.getsockname()[1]
-                print(f"Memory lens: http://{_HOST}:{port}/?token={token}", flush=True)
-                print(f"Serving {args.db}; press Ctrl+C to stop.", flush=True)
-            await task
+            await serve_asgi(app, listener, announce)
 
-    try:
-        asyncio.run(serve())
-    except KeyboardInterrupt:
-        # uvicorn shuts down cleanly on Ctrl+C, then re-raises it: that is the normal stop.
-        pass
-    finally:
-        listener.close()
-    print("Stopped.", flush=True)
-    return 0
+    def announce(port: int) -> None:
+        print(f"Memory lens: http://{HOST}:{port}/?token={token}", flush=True)
+        print(f"Serving {args.db}; press Ctrl+C to stop.", flush=True)
+
+    return run_until_stopped(serve, listener)
