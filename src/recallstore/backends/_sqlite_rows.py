@@ -8,8 +8,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 import aiosqlite
+from pydantic import BaseModel
 
-from recallstore.records import MemoryRecord
+from recallstore.records import MemoryRecord, format_timestamp
 
 __all__ = [
     "COLUMNS",
@@ -52,15 +53,46 @@ async def insert_records(conn: aiosqlite.Connection, records: Sequence[MemoryRec
         )
 
 
+_to_json: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""Compact JSON text; one encoder for every row (``json.dumps`` with options builds a
+new encoder per call)."""
+
+
+def _json_or_none(model: BaseModel | None) -> str | None:
+    return None if model is None else _to_json(model.model_dump(mode="json"))
+
+
 def _record_row(record: MemoryRecord) -> tuple[Any, ...]:
-    data = record.model_dump(mode="json")
-    row: list[Any] = []
-    for name in COLUMN_NAMES:
-        value = data[name]
-        if name in _JSON_COLUMNS and value is not None:
-            value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        row.append(value)
-    return tuple(row)
+    """The ``memory_records`` row of a record, in :data:`COLUMNS` order.
+
+    Built field by field rather than through ``model_dump``: the record was validated
+    at the edge, and dumping it whole cost as much as validating it.
+    """
+    expires_at, invalid_at = record.expires_at, record.invalid_at
+    created_at = format_timestamp(record.created_at)
+    # A new record's two stamps are one moment: format it once.
+    updated_at = (
+        created_at
+        if record.updated_at is record.created_at
+        else format_timestamp(record.updated_at)
+    )
+    return (
+        record.id,
+        record.kind,
+        record.content,
+        _to_json(record.scope),
+        _to_json(record.tags),
+        _json_or_none(record.provenance),
+        _json_or_none(record.target),
+        None if record.payload is None else _to_json(record.payload),
+        _to_json([item.model_dump(mode="json") for item in record.supports]),
+        created_at,
+        updated_at,
+        None if invalid_at is None else format_timestamp(invalid_at),
+        record.invalid_reason,
+        record.superseded_by,
+        None if expires_at is None else format_timestamp(expires_at),
+    )
 
 
 def record_from_row(row: Iterable[Any]) -> MemoryRecord:

@@ -16,7 +16,7 @@ import asyncio
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Literal, Self
@@ -25,6 +25,7 @@ from urllib.parse import unquote
 import aiosqlite
 
 from recallstore.backends import _sqlite_schema as schema
+from recallstore.backends._sqlite_commit import GroupCommit
 from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
     COLUMNS,
@@ -91,6 +92,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         self._synchronous = _synchronous
         self._conn: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
+        self._commits = GroupCommit(self._lock, self._observe_newest, str(self.path))
         # Deleted text left in the WAL because a reader held an older snapshot.
         self._wal = WalScrub(self._scrub_wal_when_free)
 
@@ -171,6 +173,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         """
         await self._wal.stop()
         async with self._lock:
+            await self._commits.settle()
             conn, self._conn = self._conn, None
             if conn is not None:
                 if self._wal.pending:
@@ -180,7 +183,10 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     async def _scrub_wal_when_free(self) -> bool | None:
         """One WAL scrub with the connection held; None when the store is closed."""
         async with self._lock:
-            return None if self._conn is None else await _scrub_wal(self._conn)
+            if self._conn is None:
+                return None
+            await self._commits.settle()
+            return await _scrub_wal(self._conn)
 
     @property
     def _is_open(self) -> bool:
@@ -188,34 +194,33 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
 
     @asynccontextmanager
     async def _reading(self) -> AsyncIterator[aiosqlite.Connection]:
-        """The open connection, held exclusively for one call, with errors translated."""
+        """The open connection, held exclusively for one call, with errors translated.
+
+        Writes of a commit group still open are committed first: a reader never sees
+        what is not yet in the file.
+        """
         async with self._lock:
-            self._check_open()
-            assert self._conn is not None  # what _check_open just checked
+            conn = self._connection()
+            await self._commits.settle()
             if self._wal.pending:
                 # Without waiting: a long reader must not slow every call down.
-                self._wal.settle(await _scrub_wal(self._conn, wait_ms=0))
+                self._wal.settle(await _scrub_wal(conn, wait_ms=0))
             try:
-                yield self._conn
+                yield conn
             except sqlite3.Error as exc:
                 raise StoreUnavailableError(str(self.path), str(exc)) from exc
 
-    @asynccontextmanager
-    async def _writing(self) -> AsyncIterator[aiosqlite.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction: committed on success, else rolled back."""
-        async with self._reading() as conn:
-            try:
-                await run(conn, "BEGIN IMMEDIATE")
-                await self._observe_newest(conn)
-                yield conn
-                await run(conn, "COMMIT")
-            except BaseException:
-                # A cancelled await does not stop a statement already queued on aiosqlite's
-                # thread (BEGIN or COMMIT may still run), so roll back on that thread, behind
-                # it: queued before the lock is released, and a no-op when no transaction
-                # is open (SQLite may have rolled back by itself, e.g. on a full disk).
-                await conn.rollback()
-                raise
+    def _writing(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
+        """This call's part of a ``BEGIN IMMEDIATE`` transaction that the write calls
+        queued at the same time share (group commit, see ``_sqlite_commit``): it lands
+        or is rolled back alone, and returns once the transaction is committed."""
+        return self._commits.call(self._connection)
+
+    def _connection(self) -> aiosqlite.Connection:
+        """The open connection; :class:`StoreUnavailableError` when closed."""
+        self._check_open()
+        assert self._conn is not None  # what _check_open just checked
+        return self._conn
 
     async def _fetch_records(
         self, handle: aiosqlite.Connection, ids: Sequence[str]

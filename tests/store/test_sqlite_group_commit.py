@@ -1,0 +1,188 @@
+"""Group commit: concurrent write calls on one SqliteMemoryStore share one transaction."""
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Awaitable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from recallstore import (
+    MemoryConflictError,
+    MemoryNotFoundError,
+    MemoryRecord,
+    MemorySearchQuery,
+    MemoryWriteInput,
+)
+from recallstore.backends.sqlite import SqliteMemoryStore
+
+
+async def count_commits(store: SqliteMemoryStore) -> list[str]:
+    """Every transaction-ending statement the store's connection runs from now on."""
+    seen: list[str] = []
+    assert store._conn is not None
+    await store._conn.set_trace_callback(
+        lambda sql: seen.append(sql) if sql.split()[0].upper() in {"COMMIT", "ROLLBACK"} else None
+    )
+    return seen
+
+
+def note(n: int, writer: str = "w") -> MemoryWriteInput:
+    return MemoryWriteInput(scope={"writer": writer}, content=f"note {n} from {writer}")
+
+
+async def test_concurrent_single_writes_share_one_commit(tmp_path: Path) -> None:
+    async with SqliteMemoryStore(tmp_path / "memory.db") as store:
+        commits = await count_commits(store)
+        written = await asyncio.gather(*(store.write([note(n)]) for n in range(64)))
+        assert commits == ["COMMIT"]
+        # Each caller got its own record, in its own order, and all are in the file.
+        assert [batch[0].content for batch in written] == [f"note {n} from w" for n in range(64)]
+    async with SqliteMemoryStore(tmp_path / "memory.db") as reopened:
+        listed = await reopened.search(MemorySearchQuery(limit=100))
+    assert {hit.record.id for hit in listed} == {batch[0].id for batch in written}
+
+
+@pytest.mark.parametrize("failing_position", [0, 3, 7])
+async def test_one_callers_failing_batch_never_fails_anothers(
+    tmp_path: Path, failing_position: int
+) -> None:
+    db = tmp_path / "memory.db"
+    async with SqliteMemoryStore(db) as store:
+        (old, taken) = await store.write([note(-1, "seed"), note(-2, "seed")])
+        await store.invalidate(taken.id, "already gone")
+        stored_old = await store.get(old.id)
+        assert stored_old is not None
+        changed_old = stored_old.model_copy(update={"content": "a different record, same id"})
+        failing: list[Awaitable[object]] = [
+            # a supersede of a record that is already invalid: conflict
+            store.write([note(100, "bad"), MemoryWriteInput(**fix(taken.id))]),
+            # a supersede of a record that does not exist: not found
+            store.write([note(101, "bad"), MemoryWriteInput(**fix("no-such-record"))]),
+            # an imported record that contradicts the stored one: conflict
+            store.import_records([imported("fresh-import"), changed_old]),
+        ]
+        calls: list[Awaitable[object]] = [store.write([note(n), note(n + 50)]) for n in range(7)]
+        calls[failing_position:failing_position] = failing
+        commits = await count_commits(store)
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        errors = results[failing_position : failing_position + len(failing)]
+        assert [type(error) for error in errors] == [
+            MemoryConflictError,
+            MemoryNotFoundError,
+            MemoryConflictError,
+        ]
+        fine = results[:failing_position] + results[failing_position + len(failing) :]
+        assert all(isinstance(batch, list) and len(batch) == 2 for batch in fine), results
+        # One transaction for everybody (the failing call, when it came first, was
+        # alone in its own, rolled back whole).
+        assert commits.count("COMMIT") == 1, commits
+    async with SqliteMemoryStore(db) as other:
+        listed = await other.search(MemorySearchQuery(limit=100, include_invalidated=True))
+        contents = sorted(hit.record.content for hit in listed)
+        assert await other.get("fresh-import") is None
+        still = await other.get(taken.id)
+        assert still is not None
+        assert still.superseded_by is None
+    written = [record for batch in fine if isinstance(batch, list) for record in batch]
+    assert contents == sorted(
+        [r.content for r in written] + ["note -1 from seed", "note -2 from seed"]
+    )
+
+
+def fix(target: str) -> dict[str, object]:
+    return {"scope": {"writer": "bad"}, "content": f"fix of {target}", "supersedes": target}
+
+
+def imported(record_id: str) -> MemoryRecord:
+    stamp = datetime(2026, 1, 1, tzinfo=UTC)
+    return MemoryRecord(
+        id=record_id, scope={}, content="imported", created_at=stamp, updated_at=stamp
+    )
+
+
+async def test_concurrent_supersedes_in_one_group_exactly_one_wins(tmp_path: Path) -> None:
+    async with SqliteMemoryStore(tmp_path / "memory.db") as store:
+        (original,) = await store.write([note(0)])
+        commits = await count_commits(store)
+        results = await asyncio.gather(
+            *(store.write([MemoryWriteInput(**fix(original.id))]) for _ in range(6)),
+            store.invalidate(original.id, "and an invalidate racing them"),
+            return_exceptions=True,
+        )
+        assert commits.count("COMMIT") == 1, commits
+        won = [result for result in results[:6] if isinstance(result, list)]
+        assert len(won) == 1, results
+        lost = [result for result in results[:6] if isinstance(result, MemoryConflictError)]
+        assert len(lost) == 5, results
+        assert results[6] is None  # already invalid: no change, no error (S4)
+        stored = await store.get(original.id)
+        assert stored is not None
+        assert stored.superseded_by == won[0][0].id
+        assert stored.invalid_reason is None
+
+
+async def test_a_reader_never_sees_a_groups_uncommitted_writes(tmp_path: Path) -> None:
+    # A read that gets the connection while a group is open commits the group first,
+    # so what it returns is in the file (another connection sees the same).
+    db = tmp_path / "memory.db"
+    async with SqliteMemoryStore(db) as store, SqliteMemoryStore(db) as other:
+        writes = [asyncio.ensure_future(store.write([note(n)])) for n in range(5)]
+        await asyncio.sleep(0)
+        seen_here = await store.search(MemorySearchQuery(limit=100))
+        seen_there = await other.search(MemorySearchQuery(limit=100))
+        assert {hit.record.id for hit in seen_here} <= {hit.record.id for hit in seen_there}
+        await asyncio.gather(*writes)
+        assert len(await other.search(MemorySearchQuery(limit=100))) == 5
+
+
+# A child with 16 writer tasks on one store; it prints each id the moment write()
+# returns it. The parent kills it with SIGKILL and reopens the file.
+CONCURRENT_WRITER = """
+import asyncio, sys
+from recallstore import MemoryWriteInput
+from recallstore.backends.sqlite import SqliteMemoryStore
+
+async def writer(store, name):
+    for i in range(100_000):
+        (record,) = await store.write([MemoryWriteInput(scope={"w": name}, content=f"{name} {i}")])
+        sys.stdout.write(record.id + "\\n")
+        sys.stdout.flush()
+
+async def main():
+    async with SqliteMemoryStore(sys.argv[1]) as store:
+        await asyncio.gather(*(writer(store, f"w{n}") for n in range(16)))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.timeout(120)
+def test_an_acknowledged_group_write_survives_kill_9(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    child = subprocess.Popen(
+        [sys.executable, "-c", CONCURRENT_WRITER, str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    acknowledged: list[str] = []
+    while len(acknowledged) < 400:
+        line = child.stdout.readline()
+        assert line, f"writer died early: {child.stderr.read() if child.stderr else ''}"
+        acknowledged.append(line.strip())
+    os.kill(child.pid, signal.SIGKILL)
+    rest, _ = child.communicate(timeout=30)  # acknowledged just before the kill
+    acknowledged.extend(rest.split())
+    assert child.returncode == -signal.SIGKILL
+
+    async def missing() -> list[str]:
+        async with SqliteMemoryStore(db) as store:
+            return [rid for rid in acknowledged if await store.get(rid) is None]
+
+    assert asyncio.run(missing()) == []
