@@ -1,49 +1,69 @@
 """Group commit for the SQLite backend: concurrent write calls share one transaction.
 
 Every write call on a :class:`~recallstore.backends.sqlite.SqliteMemoryStore` (write,
-invalidate, delete, import) runs its statements while holding the store's connection
-lock, as before. What changes is the end of the call: when more write calls are
-already queued for the lock, the call does not commit. It hands the lock on and waits;
-the next call runs inside the same ``BEGIN IMMEDIATE`` transaction, and the last call
-of the queue commits once, with one fsync, for all of them. Then every call of the
-group returns.
+invalidate, delete, import) holds the store's connection lock while it runs, as
+before. What changes is how it ends: when more write calls are already queued for the
+lock, a call does not commit. It hands the lock on and waits; the next call runs in
+the same ``BEGIN IMMEDIATE`` transaction, and the last call of the queue commits once,
+with one fsync, for all of them. Then every call of the group returns.
 
-* **Atomic per call.** The first call of a group runs directly in the transaction
-  (nothing else is in it yet); every later one runs inside ``SAVEPOINT`` of its own.
-  A call that raises (a conflicting supersede, a missing record, a bad id source) is
-  rolled back to its savepoint alone and gets its error at once; the calls before it
+* **Atomic per call.** A call's statements run inside a ``SAVEPOINT`` of its own. A
+  call that fails (a conflicting supersede, a missing record, a row SQLite refuses)
+  is rolled back to its savepoint alone and gets its own error; the calls before it
   stay in the transaction and the calls after it start from their state.
-* **Answered after the commit.** A call returns only when the ``COMMIT`` holding its
+* **Answered after the commit.** A call returns only once the ``COMMIT`` holding its
   write succeeded; when that commit fails, every call of the group gets the error and
   none of their writes is in the file.
+* **Few hand-offs.** Statements whose result nobody reads (inserts, updates) are kept
+  with their call and run when something must see them: a later call's read, or the
+  commit, which runs every kept call's statements, each in its savepoint, then
+  ``COMMIT``, in one hand-off to aiosqlite's thread. 64 single-record writers cost
+  two hand-offs per group instead of several per call.
 * **Readers never see a group's uncommitted writes.** A read call that gets the lock
   while a group is open commits it first (so does closing the store).
 * **Bounded.** A group takes at most :data:`MAX_GROUP_CALLS` calls; a caller cancelled
   while queued, whose turn was meant to commit, leaves the commit to a task.
 
-The other connections and processes see nothing new: the group holds the database's
-write lock from ``BEGIN IMMEDIATE`` to ``COMMIT`` like a single call did, so S3 (of
-two concurrent supersedes of one record exactly one wins) holds across them as before.
+Other connections and processes see nothing new: a group holds the database's write
+lock from ``BEGIN IMMEDIATE`` to ``COMMIT`` as a single call did, so S3 (of two
+concurrent supersedes of one record exactly one wins) holds across them as before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
-from typing import Final
+from typing import Any, Final, TypeVar
 
 import aiosqlite
 
-from recallstore.backends._sqlite_rows import run
+from recallstore.backends._sqlite_rows import on_thread
 from recallstore.errors import StoreUnavailableError
 
 __all__ = ["MAX_GROUP_CALLS", "GroupCommit"]
 
+_T = TypeVar("_T")
+
 MAX_GROUP_CALLS: Final = 256
 """Most write calls one transaction holds; the call that fills it commits."""
 _SAVEPOINT: Final = "recallstore_call"
+
+_Statement = tuple[Callable[..., object], tuple[Any, ...]]
+
+
+class _TransactionLost(Exception):
+    """SQLite rolled the whole transaction back (I/O error, full disk)."""
+
+
+class _Call:
+    """One write call's part of a group: statements kept for later, and its outcome."""
+
+    def __init__(self) -> None:
+        self.kept: list[_Statement] = []
+        self.savepoint_open = False
+        self.error: BaseException | None = None
 
 
 class _Group:
@@ -52,6 +72,7 @@ class _Group:
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self.conn = conn
         self.calls = 0
+        self.waiting: list[_Call] = []  # finished calls whose kept statements have not run
         self.committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
 
@@ -59,20 +80,21 @@ class GroupCommit:
     """Write transactions over one connection, shared by the calls queued at once.
 
     ``lock`` guards the connection (readers take it too, and call :meth:`settle`
-    first). ``begin`` runs right after each ``BEGIN IMMEDIATE``, in the transaction.
-    ``target`` names the database in errors.
+    first). ``begin`` runs right after each ``BEGIN IMMEDIATE``, in the transaction, on
+    the connection's thread. ``target`` names the database in errors.
     """
 
     def __init__(
         self,
         lock: asyncio.Lock,
-        begin: Callable[[aiosqlite.Connection], Awaitable[None]],
+        begin: Callable[[sqlite3.Connection], None],
         target: str,
     ) -> None:
         self._lock = lock
         self._begin = begin
         self._target = target
         self._group: _Group | None = None
+        self._call: _Call | None = None  # the call holding the lock
         self._queued = 0  # write calls waiting for the lock
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -83,9 +105,10 @@ class GroupCommit:
         """One write call's part of a group transaction; ``connection()`` gives the open
         connection (or raises).
 
-        Everything done through the yielded connection lands with this call or is
-        rolled back with it alone: the place for any row that must be atomic with the
-        call (a journal entry, say). Returns once the commit holding it succeeded.
+        Run every statement of the call through :meth:`later` or :meth:`now`: then it
+        lands with this call or is rolled back with it alone (the place for any row
+        that must be atomic with the call, a journal entry say). Returns once the
+        commit holding the call succeeded; raises the call's own error otherwise.
         """
         self._queued += 1
         try:
@@ -102,24 +125,55 @@ class GroupCommit:
             raise
         alone = group.calls == 0
         group.calls += 1
+        call = self._call = _Call()
         try:
-            if not alone:
-                await run(group.conn, f"SAVEPOINT {_SAVEPOINT}")
             yield group.conn
-            if not alone:
-                await run(group.conn, f"RELEASE {_SAVEPOINT}")
+            if call.savepoint_open:
+                # It read after keeping statements: finish it now, savepoint and all.
+                await self._run(group, [call], None, None)
+                if call.error is not None:
+                    raise call.error
         except BaseException as exc:
-            await self._undo_call(group, alone)
+            self._call = None
+            await self._undo_call(group, call, alone)
             if isinstance(exc, sqlite3.Error):
                 raise StoreUnavailableError(self._target, str(exc)) from exc
             raise
+        self._call = None
+        if call.kept:
+            group.waiting.append(call)
         await self._hand_on(group)
         await asyncio.shield(group.committed)
+        if call.error is not None:
+            error = call.error
+            if isinstance(error, sqlite3.Error):
+                raise StoreUnavailableError(self._target, str(error)) from error
+            raise error
+
+    def later(self, function: Callable[..., object], *args: Any) -> None:
+        """Keep ``function(db, *args)`` for when the current call's writes must be seen."""
+        assert self._call is not None, "later() outside a write call"
+        self._call.kept.append((function, args))
+
+    async def now(self, conn: aiosqlite.Connection, function: Callable[..., _T], *args: Any) -> _T:
+        """``function(db, *args)`` on the connection's thread, after every kept statement.
+
+        Inside a write call it runs in the call's savepoint; outside one (a reader) it
+        runs as it is.
+        """
+        group, call = self._group, self._call
+        if group is None or call is None:
+            return await on_thread(conn, function, *args)
+        waiting, group.waiting = group.waiting, []
+        result: _T = await self._run(group, waiting, call, (function, args))
+        if call.error is not None:
+            raise call.error
+        return result
 
     async def settle(self) -> None:
         """Commit the open group, if any; call with the lock held, before reading.
 
-        A failed commit is reported to the group's own callers, not to this one.
+        A failed commit is reported to the group's own calls, not to this one.
         """
         group = self._group
         if group is not None:
@@ -131,8 +185,7 @@ class GroupCommit:
         if self._group is not None:
             return self._group
         try:
-            await run(conn, "BEGIN IMMEDIATE")
-            await self._begin(conn)
+            await on_thread(conn, self._begin_now)
         except BaseException as exc:
             # A cancelled await does not stop a statement already queued on aiosqlite's
             # thread, so roll back on that thread, behind it (a no-op with no transaction).
@@ -143,7 +196,28 @@ class GroupCommit:
         self._group = _Group(conn)
         return self._group
 
-    async def _undo_call(self, group: _Group, alone: bool) -> None:
+    def _begin_now(self, db: sqlite3.Connection) -> None:
+        db.execute("BEGIN IMMEDIATE").close()
+        self._begin(db)
+
+    async def _run(
+        self,
+        group: _Group,
+        waiting: list[_Call],
+        current: _Call | None,
+        statement: _Statement | None,
+    ) -> Any:
+        """In one hand-off: the waiting calls' kept statements, each in its savepoint;
+        then the current call's, in its savepoint (left open), and ``statement``."""
+        try:
+            return await on_thread(group.conn, _run_calls, waiting, current, statement)
+        except _TransactionLost:
+            await self._fail(group, "the shared write transaction was rolled back")
+            raise StoreUnavailableError(
+                self._target, "the shared write transaction was rolled back"
+            ) from None
+
+    async def _undo_call(self, group: _Group, call: _Call, alone: bool) -> None:
         """Roll back one failed call, then commit or hand on the rest of its group."""
         group.calls -= 1
         if alone:
@@ -156,14 +230,12 @@ class GroupCommit:
                 self._lock.release()
             return
         try:
-            await run(group.conn, f"ROLLBACK TO {_SAVEPOINT}")
-            await run(group.conn, f"RELEASE {_SAVEPOINT}")
+            if call.savepoint_open:
+                await on_thread(group.conn, _roll_back_call)
             intact = group.conn.in_transaction
         except sqlite3.Error:
             intact = False
         if not intact:
-            # SQLite rolled the whole transaction back (I/O error, full disk): the calls
-            # already in it are lost too, and told so.
             try:
                 await self._fail(group, "the shared write transaction was rolled back")
             finally:
@@ -188,10 +260,12 @@ class GroupCommit:
             self._lock.release()
 
     async def _commit(self, group: _Group) -> None:
+        """Run the waiting calls' statements, then COMMIT, in one hand-off."""
         self._group = None
+        waiting, group.waiting = group.waiting, []
         try:
-            await run(group.conn, "COMMIT")
-        except sqlite3.Error as exc:
+            await on_thread(group.conn, _run_calls_and_commit, waiting)
+        except (sqlite3.Error, _TransactionLost) as exc:
             await self._fail(group, f"commit failed: {exc}")
             raise StoreUnavailableError(self._target, f"commit failed: {exc}") from exc
         group.committed.set_result(None)
@@ -201,9 +275,10 @@ class GroupCommit:
         try:
             await group.conn.rollback()
         finally:
-            group.committed.set_exception(StoreUnavailableError(self._target, reason))
-            # Marked as retrieved, so a group nobody waits on any more logs nothing.
-            group.committed.exception()
+            if not group.committed.done():
+                group.committed.set_exception(StoreUnavailableError(self._target, reason))
+                # Marked as retrieved, so a group nobody waits on any more logs nothing.
+                group.committed.exception()
 
     def _commit_later(self) -> None:
         """A queued call was cancelled: if the open group counted on it, commit in a task."""
@@ -216,3 +291,59 @@ class GroupCommit:
     async def _commit_when_free(self) -> None:
         async with self._lock:
             await self.settle()
+
+
+# --- on the connection's thread ------------------------------------------------------
+
+
+def _run_calls(
+    db: sqlite3.Connection,
+    waiting: list[_Call],
+    current: _Call | None,
+    statement: _Statement | None,
+) -> Any:
+    for call in waiting:
+        _run_kept(db, call)
+        if call.savepoint_open:
+            db.execute(f"RELEASE {_SAVEPOINT}").close()
+            call.savepoint_open = False
+    if current is None:
+        return None
+    _run_kept(db, current)
+    if current.error is not None or statement is None:
+        return None
+    if not current.savepoint_open:
+        db.execute(f"SAVEPOINT {_SAVEPOINT}").close()
+        current.savepoint_open = True
+    function, args = statement
+    return function(db, *args)
+
+
+def _run_kept(db: sqlite3.Connection, call: _Call) -> None:
+    """A call's kept statements, in its savepoint; a failure rolls back that call alone."""
+    if not call.kept or call.error is not None:
+        return
+    if not call.savepoint_open:
+        db.execute(f"SAVEPOINT {_SAVEPOINT}").close()
+        call.savepoint_open = True
+    kept, call.kept = call.kept, []
+    try:
+        for function, args in kept:
+            function(db, *args)
+    except Exception as exc:
+        if not db.in_transaction:
+            raise _TransactionLost(str(exc)) from exc
+        _roll_back_call(db)
+        call.savepoint_open = False
+        call.error = exc
+
+
+def _run_calls_and_commit(db: sqlite3.Connection, waiting: list[_Call]) -> None:
+    _run_calls(db, waiting, None, None)
+    db.execute("COMMIT").close()
+
+
+def _roll_back_call(db: sqlite3.Connection) -> None:
+    # The innermost savepoint of that name: the call's own.
+    db.execute(f"ROLLBACK TO {_SAVEPOINT}").close()
+    db.execute(f"RELEASE {_SAVEPOINT}").close()

@@ -30,8 +30,12 @@ from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
     COLUMNS,
     RECORD_COLUMNS,
+    execute_many,
+    execute_now,
     fetchone,
-    insert_records,
+    fetchone_now,
+    insert_statements,
+    on_thread,
     record_from_row,
     run,
 )
@@ -92,7 +96,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         self._synchronous = _synchronous
         self._conn: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
-        self._commits = GroupCommit(self._lock, self._observe_newest, str(self.path))
+        self._commits = GroupCommit(self._lock, self._observe_newest_now, str(self.path))
         # Deleted text left in the WAL because a reader held an older snapshot.
         self._wal = WalScrub(self._scrub_wal_when_free)
 
@@ -162,7 +166,11 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
 
     async def _observe_newest(self, conn: aiosqlite.Connection) -> None:
         """Keep our clock ahead of every record in the file (other connections write too)."""
-        newest = await fetchone(conn, "SELECT max(created_at) FROM memory_records")
+        await on_thread(conn, self._observe_newest_now)
+
+    def _observe_newest_now(self, db: sqlite3.Connection) -> None:
+        """:meth:`_observe_newest` on the connection's thread."""
+        newest = fetchone_now(db, "SELECT max(created_at) FROM memory_records")
         if newest is not None and newest[0] is not None:
             self._clock.observe(datetime.fromisoformat(newest[0]))
 
@@ -225,17 +233,17 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     async def _fetch_records(
         self, handle: aiosqlite.Connection, ids: Sequence[str]
     ) -> dict[str, MemoryRecord]:
-        rows = await _rows_by_id(handle, COLUMNS, ids)
+        rows = await self._commits.now(handle, _rows_by_id, COLUMNS, ids)
         return {record_id: record_from_row(row) for record_id, row in rows.items()}
 
     async def _fetch_invalid(
         self, handle: aiosqlite.Connection, ids: Sequence[str]
     ) -> dict[str, bool]:
-        rows = await _rows_by_id(handle, "invalid_at", ids)
+        rows = await self._commits.now(handle, _rows_by_id, "invalid_at", ids)
         return {record_id: row[0] is not None for record_id, row in rows.items()}
 
     async def _insert(self, handle: aiosqlite.Connection, records: Sequence[MemoryRecord]) -> None:
-        await insert_records(handle, records)
+        self._commits.later(execute_many, insert_statements(records))
 
     async def _update(self, handle: aiosqlite.Connection, id: str, changes: RecordChanges) -> None:
         names = sorted(changes)  # field names from the base class, never user text
@@ -244,7 +252,8 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
             for value in (changes[name] for name in names)
         ]
         assignments = ", ".join(f"{name} = ?" for name in names)
-        await run(handle, f"UPDATE memory_records SET {assignments} WHERE id = ?", (*values, id))
+        sql = f"UPDATE memory_records SET {assignments} WHERE id = ?"
+        self._commits.later(execute_now, sql, (*values, id))
 
     async def _delete(self, id: str) -> None:
         """Delete, then scrub the record from the file (S5).
@@ -256,10 +265,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         costs time proportional to the index size (see docs/sqlite.md).
         """
         async with self._writing() as conn:
-            async with conn.execute("DELETE FROM memory_records WHERE id = ?", (id,)) as cursor:
-                deleted = cursor.rowcount
-            if deleted:
-                await run(conn, "INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+            deleted = await self._commits.now(conn, _delete_now, id)
         if deleted:
             async with self._reading() as conn:
                 # A reader of an older snapshot blocks it: then retried until it works.
@@ -310,18 +316,27 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
             after = (last[COLUMN_NAMES.index("created_at")], last[0])
 
 
-async def _rows_by_id(
-    conn: aiosqlite.Connection, columns: str, ids: Sequence[str]
+def _rows_by_id(
+    db: sqlite3.Connection, columns: str, ids: Sequence[str]
 ) -> dict[str, sqlite3.Row | tuple[Any, ...]]:
-    """``columns`` of the stored records among ``ids``, by id (one indexed look-up each)."""
+    """``columns`` of the stored records among ``ids``, by id (one indexed look-up each);
+    on the connection's thread."""
     found = {}
     for record_id in ids:
-        row = await fetchone(
-            conn, f"SELECT {columns} FROM memory_records WHERE id = ?", (record_id,)
-        )
+        row = fetchone_now(db, f"SELECT {columns} FROM memory_records WHERE id = ?", (record_id,))
         if row is not None:
             found[record_id] = row
     return found
+
+
+def _delete_now(db: sqlite3.Connection, id: str) -> bool:
+    """Delete one record and merge the FTS5 index without it; False when it was absent."""
+    cursor = db.execute("DELETE FROM memory_records WHERE id = ?", (id,))
+    deleted = cursor.rowcount > 0
+    cursor.close()
+    if deleted:
+        db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')").close()
+    return deleted
 
 
 def _sqlite_url_path(url: str) -> Path:
