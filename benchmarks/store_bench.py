@@ -9,11 +9,13 @@ Store calls and floor replays alternate, so machine noise hits them alike.
   the store's own INSERT statements (``executemany``, rows built beforehand) into
   files of their own, one ``BEGIN IMMEDIATE … COMMIT`` per batch;
 * **lone write**: one record per call, one call at a time;
-* **64 writers**: 64 tasks writing one record per call at once (group commit); the
-  floors replay the statements the store ran, in order;
-* **get, list user, search, search user, invalidate, delete**: the statements each
-  call ran (captured with a trace callback) replayed on the store's file, with the
-  record id swapped for another record's where the call changes the file.
+* **64 writers**: 64 tasks writing one record per call at once (group commit);
+* **get, list user, search, search user, invalidate, delete** on the loaded store.
+
+The floors of the last two items replay, statement by statement, what the store ran
+for an untimed twin call (captured with a trace callback; timed calls run untraced):
+writes into the floor files, reads on the store's own file, and invalidate and delete
+on the store's file with the twin's record id swapped for another record's.
 
 Sizes are records in 10 tenants and ``records / 100`` users (10,000 users at 1M).
 
@@ -136,29 +138,35 @@ class Floors:
 
 
 class Trace:
-    """The statements a store's connection runs while ``capturing`` is set."""
+    """The statements a store's connection runs during one call (untimed: tracing slows
+    the connection, so timed calls run without it)."""
 
-    def __init__(self) -> None:
-        self.capturing = False
-        self.statements: list[str] = []
+    def __init__(self, store: SqliteMemoryStore) -> None:
+        assert store._conn is not None
+        self._conn = store._conn
+        self._statements: list[str] = []
 
-    def __call__(self, sql: str) -> None:
+    def _record(self, sql: str) -> None:
         # SQLite also reports the programs a statement starts (triggers, FTS5's own
         # statements): as "-- …" comments, or as the outer statement's text again.
-        repeated = bool(self.statements) and self.statements[-1] == sql
-        if self.capturing and not sql.startswith("--") and not repeated:
-            self.statements.append(sql)
+        repeated = bool(self._statements) and self._statements[-1] == sql
+        if not sql.startswith("--") and not repeated:
+            self._statements.append(sql)
 
-    async def of(self, call: Callable[[], Awaitable[object]]) -> tuple[float, list[str]]:
-        """(seconds, statements) of one call."""
-        self.statements, self.capturing = [], True
-        started = time.perf_counter()
+    async def of(self, call: Callable[[], Awaitable[object]]) -> list[str]:
+        self._statements = []
+        await self._conn.set_trace_callback(self._record)
         try:
             await call()
         finally:
-            elapsed = time.perf_counter() - started
-            self.capturing = False
-        return elapsed, self.statements
+            await self._conn.set_trace_callback(None)
+        return self._statements
+
+
+async def timed(call: Callable[[], Awaitable[object]]) -> float:
+    started = time.perf_counter()
+    await call()
+    return time.perf_counter() - started
 
 
 def p50_ms(durations: Sequence[float]) -> float:
@@ -197,11 +205,9 @@ async def bench_size(folder: Path, records: int, args: argparse.Namespace) -> li
         async with SqliteMemoryStore(path):
             pass
     figures: list[Figure] = []
-    trace = Trace()
     clock = MonotonicClock()
     async with SqliteMemoryStore(paths["store"]) as store:
-        assert store._conn is not None
-        await store._conn.set_trace_callback(trace)
+        trace = Trace(store)
         writers = await Floors.open(paths["sqlite3"], paths["aiosqlite"])
         try:
             # Batch writes: every file gets the same inputs, batch by batch.
@@ -233,11 +239,12 @@ async def bench_size(folder: Path, records: int, args: argparse.Namespace) -> li
 async def lone_writes(
     store: SqliteMemoryStore, floors: Floors, trace: Trace, corpus: Corpus, count: int
 ) -> Figure:
+    """The floors replay the statements of an untimed write of the same shape."""
     samples: list[list[float]] = [[], [], []]
-    for inp in corpus.inputs(count):
-        elapsed, statements = await trace.of(lambda inp=inp: store.write([inp]))  # type: ignore[misc]
-        samples[0].append(elapsed)
-        # The same record into the floor files (ids are unique per file).
+    for inp, twin in zip(corpus.inputs(count), corpus.inputs(count), strict=True):
+        statements = await trace.of(lambda twin=twin: store.write([twin]))  # type: ignore[misc]
+        samples[0].append(await timed(lambda inp=inp: store.write([inp])))  # type: ignore[misc]
+        # The twin's record into the floor files (ids are unique per file).
         samples[1].append(floors.replay_sync(statements))
         samples[2].append(await floors.replay_async(statements))
     return Figure("lone write", "ms p50", *map(p50_ms, samples), "≤ 1.5× aiosqlite")
@@ -246,17 +253,21 @@ async def lone_writes(
 async def many_writers(
     store: SqliteMemoryStore, floors: Floors, trace: Trace, corpus: Corpus, rounds: int
 ) -> Figure:
-    """64 tasks, one record per call, ``rounds`` calls each; floors replay what ran."""
-    inputs = [corpus.inputs(rounds) for _ in range(WRITERS)]
+    """64 tasks, one record per call, ``rounds`` calls each; the floors replay what an
+    untimed run of the same shape ran."""
 
-    async def writer(mine: list[MemoryWriteInput]) -> None:
-        for inp in mine:
-            await store.write([inp])
+    def everyone(inputs: list[list[MemoryWriteInput]]) -> Callable[[], Awaitable[object]]:
+        async def writer(mine: list[MemoryWriteInput]) -> None:
+            for inp in mine:
+                await store.write([inp])
 
-    async def everyone() -> None:
-        await asyncio.gather(*(writer(mine) for mine in inputs))
+        async def run_all() -> None:
+            await asyncio.gather(*(writer(mine) for mine in inputs))
 
-    elapsed, statements = await trace.of(everyone)
+        return run_all
+
+    statements = await trace.of(everyone([corpus.inputs(rounds) for _ in range(WRITERS)]))
+    elapsed = await timed(everyone([corpus.inputs(rounds) for _ in range(WRITERS)]))
     total = WRITERS * rounds
     sync_seconds = floors.replay_sync(statements)
     async_seconds = await floors.replay_async(statements)
@@ -299,10 +310,8 @@ async def reads(
     for name, (calls, target) in plans.items():
         samples: list[list[float]] = [[], [], []]
         for call in calls:
-            _, statements = await trace.of(call)  # untimed: the SQL to replay
-            started = time.perf_counter()
-            await call()
-            samples[0].append(time.perf_counter() - started)
+            statements = await trace.of(call)  # untimed: the SQL to replay
+            samples[0].append(await timed(call))
             samples[1].append(floors.replay_sync(statements))
             samples[2].append(await floors.replay_async(statements))
         figures.append(Figure(name, "ms p50", *map(p50_ms, samples), target))
@@ -313,7 +322,7 @@ async def changes(
     store: SqliteMemoryStore, floors: Floors, trace: Trace, count: int
 ) -> list[Figure]:
     """invalidate and delete: the floors replay the store's statements on other records."""
-    listed = await store.search(MemorySearchQuery(limit=6 * count))
+    listed = await store.search(MemorySearchQuery(limit=8 * count))
     ids = [hit.record.id for hit in listed]
     figures = []
     for name, operation, target in (
@@ -322,11 +331,11 @@ async def changes(
     ):
         samples: list[list[float]] = [[], [], []]
         for _ in range(count):
-            mine, for_sync, for_async = ids.pop(), ids.pop(), ids.pop()
-            elapsed, statements = await trace.of(lambda m=mine, op=operation: op(m))  # type: ignore[misc]
-            samples[0].append(elapsed)
-            samples[1].append(floors.replay_sync([s.replace(mine, for_sync) for s in statements]))
-            replayed = [s.replace(mine, for_async) for s in statements]
+            twin, mine, for_sync, for_async = (ids.pop() for _ in range(4))
+            statements = await trace.of(lambda t=twin, op=operation: op(t))  # type: ignore[misc]
+            samples[0].append(await timed(lambda m=mine, op=operation: op(m)))  # type: ignore[misc]
+            samples[1].append(floors.replay_sync([s.replace(twin, for_sync) for s in statements]))
+            replayed = [s.replace(twin, for_async) for s in statements]
             samples[2].append(await floors.replay_async(replayed))
         figures.append(Figure(name, "ms p50", *map(p50_ms, samples), target))
     return figures
@@ -369,8 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=50, help="calls timed per read measure")
     parser.add_argument("--dir", help="where to put the database files (default: the temp dir)")
     args = parser.parse_args(argv)
-    if min(args.records) < max(args.batch, 6 * args.queries):
-        parser.error("--records must be at least --batch and 6 × --queries")
+    if min(args.records) < max(args.batch, 8 * args.queries):
+        parser.error("--records must be at least --batch and 8 × --queries")
     asyncio.run(run(args))
     return 0
 

@@ -17,6 +17,7 @@ from recallstore import (
     MemoryRecord,
     MemorySearchQuery,
     MemoryWriteInput,
+    StoreUnavailableError,
 )
 from recallstore.backends.sqlite import SqliteMemoryStore
 
@@ -186,3 +187,41 @@ def test_an_acknowledged_group_write_survives_kill_9(tmp_path: Path) -> None:
             return [rid for rid in acknowledged if await store.get(rid) is None]
 
     assert asyncio.run(missing()) == []
+
+
+@pytest.mark.parametrize("failing_position", [0, 1, 2])
+async def test_a_row_sqlite_refuses_fails_only_its_own_call(
+    tmp_path: Path, failing_position: int
+) -> None:
+    # The ids source hands one call an id that is already stored: SQLite refuses the
+    # row when the group's statements run (the first call of a group has no savepoint,
+    # so its failure restarts the transaction; the others roll back to theirs).
+    sizes = [1, 1, 1]
+    sizes[failing_position] = 2
+    ids = ["taken"]
+    for position in range(len(sizes)):
+        ids += (
+            [f"fresh-{position}", "taken"] if position == failing_position else [f"ok-{position}"]
+        )
+    assert sum(sizes) + 1 == len(ids)
+    issued = iter(ids)
+    db = tmp_path / "memory.db"
+    async with SqliteMemoryStore(db, ids=lambda: next(issued)) as store:
+        await store.write([note(0, "seed")])
+        commits = await count_commits(store)
+        results = await asyncio.gather(
+            *(
+                store.write([note(n, f"c{position}") for n in range(size)])
+                for position, size in enumerate(sizes)
+            ),
+            return_exceptions=True,
+        )
+        assert commits.count("COMMIT") == 1, commits
+    failed = results[failing_position]
+    assert isinstance(failed, StoreUnavailableError), results
+    assert "UNIQUE" in str(failed)
+    others = [r for position, r in enumerate(results) if position != failing_position]
+    assert all(isinstance(r, list) for r in others), results
+    async with SqliteMemoryStore(db) as reopened:
+        stored = {hit.record.id for hit in await reopened.search(MemorySearchQuery(limit=50))}
+    assert stored == {"taken"} | {f"ok-{p}" for p in range(3) if p != failing_position}
