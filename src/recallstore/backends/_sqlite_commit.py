@@ -8,12 +8,13 @@ the same ``BEGIN IMMEDIATE`` transaction, and the last call of the queue commits
 with one fsync, for all of them. Then every call of the group returns.
 
 * **Atomic per call.** Every call after the first of a group runs inside a
-  ``SAVEPOINT`` of its own. A call that fails (a conflicting supersede, a missing
-  record, a row SQLite refuses) is rolled back to its savepoint alone and gets its own
-  error; the calls before it stay in the transaction and the calls after it start
-  from their state. The first call needs no savepoint (which would make SQLite copy
-  every page it changes): nothing precedes it in the transaction, so it is undone by
-  rolling the transaction back and beginning a fresh one.
+  ``SAVEPOINT`` of its own (calls whose statements were kept share one, and are run
+  again each in its own only when one of them fails). A call that fails (a
+  conflicting supersede, a missing record, a row SQLite refuses) is rolled back to its
+  savepoint alone and gets its own error; the calls before it stay in the transaction
+  and the calls after it start from their state. The first call needs no savepoint
+  (which would make SQLite copy every page it changes): nothing precedes it in the
+  transaction, so it is undone by rolling the transaction back and beginning anew.
 * **Answered after the commit.** A call returns only once the ``COMMIT`` holding its
   write succeeded; when that commit fails, every call of the group gets the error and
   none of their writes is in the file.
@@ -52,6 +53,7 @@ _T = TypeVar("_T")
 MAX_GROUP_CALLS: Final = 256
 """Most write calls one transaction holds; the call that fills it commits."""
 _SAVEPOINT: Final = "recallstore_call"
+_BATCH_SAVEPOINT: Final = "recallstore_calls"
 
 _Statement = tuple[Callable[..., object], tuple[Any, ...]]
 
@@ -312,11 +314,7 @@ def _run_calls(
     statement: _Statement | None,
     begin: Callable[[sqlite3.Connection], None],
 ) -> Any:
-    for call in waiting:
-        _run_kept(db, call, begin)
-        if call.savepoint_open:
-            db.execute(f"RELEASE {_SAVEPOINT}").close()
-            call.savepoint_open = False
+    _run_waiting(db, waiting, begin)
     if current is None:
         return None
     _run_kept(db, current, begin)
@@ -327,6 +325,41 @@ def _run_calls(
         current.savepoint_open = True
     function, args = statement
     return function(db, *args)
+
+
+def _run_waiting(
+    db: sqlite3.Connection, waiting: list[_Call], begin: Callable[[sqlite3.Connection], None]
+) -> None:
+    """Finished calls' kept statements, each call undone alone if it fails.
+
+    A savepoint per call would make SQLite copy each changed page once per call, so
+    all but the first call run under one savepoint; only when one of them fails are
+    they rolled back and run again, each in its own.
+    """
+    calls = [call for call in waiting if call.kept and call.error is None]
+    if calls and calls[0].first:
+        _run_kept(db, calls.pop(0), begin)
+    if len(calls) > 1:
+        db.execute(f"SAVEPOINT {_BATCH_SAVEPOINT}").close()
+        try:
+            for call in calls:
+                for function, args in call.kept:
+                    function(db, *args)
+        except Exception as exc:
+            if not db.in_transaction:
+                raise _TransactionLost(str(exc)) from exc
+            db.execute(f"ROLLBACK TO {_BATCH_SAVEPOINT}").close()
+            db.execute(f"RELEASE {_BATCH_SAVEPOINT}").close()
+        else:
+            db.execute(f"RELEASE {_BATCH_SAVEPOINT}").close()
+            for call in calls:
+                call.kept = []
+            return
+    for call in calls:
+        _run_kept(db, call, begin)
+        if call.savepoint_open:
+            db.execute(f"RELEASE {_SAVEPOINT}").close()
+            call.savepoint_open = False
 
 
 def _run_kept(
