@@ -21,6 +21,7 @@ Sizes are records in 10 tenants and ``records / 100`` users (10,000 users at 1M)
 
     .venv/bin/python benchmarks/store_bench.py                    # 10k and 100k
     .venv/bin/python benchmarks/store_bench.py --records 1000000  # 1M, about 10 min
+    .venv/bin/python benchmarks/store_bench.py --synchronous NORMAL  # what FULL costs
 """
 
 from __future__ import annotations
@@ -48,12 +49,12 @@ from recallstore.store import MonotonicClock, new_record_id, record_from_input
 TENANTS = 10
 RECORDS_PER_USER = 100
 WRITERS = 64
-PRAGMAS = (
-    "PRAGMA synchronous = FULL",
+PRAGMAS = [
+    "PRAGMA synchronous = FULL",  # --synchronous replaces it
     "PRAGMA foreign_keys = ON",
     "PRAGMA secure_delete = ON",
     "PRAGMA busy_timeout = 10000",
-)
+]
 
 
 class Corpus:
@@ -206,7 +207,7 @@ async def bench_size(folder: Path, records: int, args: argparse.Namespace) -> li
             pass
     figures: list[Figure] = []
     clock = MonotonicClock()
-    async with SqliteMemoryStore(paths["store"]) as store:
+    async with SqliteMemoryStore(paths["store"], _synchronous=args.synchronous) as store:
         trace = Trace(store)
         writers = await Floors.open(paths["sqlite3"], paths["aiosqlite"])
         try:
@@ -377,7 +378,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=20, help="writes per concurrent writer")
     parser.add_argument("--queries", type=int, default=50, help="calls timed per read measure")
     parser.add_argument("--dir", help="where to put the database files (default: the temp dir)")
+    parser.add_argument(
+        "--synchronous",
+        choices=["FULL", "NORMAL"],
+        default="FULL",
+        help="the store's and the floors' synchronous mode (the store always runs FULL)",
+    )
     args = parser.parse_args(argv)
+    PRAGMAS[0] = f"PRAGMA synchronous = {args.synchronous}"
     if min(args.records) < max(args.batch, 8 * args.queries):
         parser.error("--records must be at least --batch and 8 × --queries")
     asyncio.run(run(args))
