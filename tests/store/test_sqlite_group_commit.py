@@ -1,10 +1,6 @@
 """Group commit: concurrent write calls on one SqliteMemoryStore share one transaction."""
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
 from collections.abc import Awaitable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -139,54 +135,6 @@ async def test_a_reader_never_sees_a_groups_uncommitted_writes(tmp_path: Path) -
         assert {hit.record.id for hit in seen_here} <= {hit.record.id for hit in seen_there}
         await asyncio.gather(*writes)
         assert len(await other.search(MemorySearchQuery(limit=100))) == 5
-
-
-# A child with 16 writer tasks on one store; it prints each id the moment write()
-# returns it. The parent kills it with SIGKILL and reopens the file.
-CONCURRENT_WRITER = """
-import asyncio, sys
-from recallstore import MemoryWriteInput
-from recallstore.backends.sqlite import SqliteMemoryStore
-
-async def writer(store, name):
-    for i in range(100_000):
-        (record,) = await store.write([MemoryWriteInput(scope={"w": name}, content=f"{name} {i}")])
-        sys.stdout.write(record.id + "\\n")
-        sys.stdout.flush()
-
-async def main():
-    async with SqliteMemoryStore(sys.argv[1]) as store:
-        await asyncio.gather(*(writer(store, f"w{n}") for n in range(16)))
-
-asyncio.run(main())
-"""
-
-
-@pytest.mark.timeout(120)
-def test_an_acknowledged_group_write_survives_kill_9(tmp_path: Path) -> None:
-    db = tmp_path / "memory.db"
-    child = subprocess.Popen(
-        [sys.executable, "-c", CONCURRENT_WRITER, str(db)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert child.stdout is not None
-    acknowledged: list[str] = []
-    while len(acknowledged) < 400:
-        line = child.stdout.readline()
-        assert line, f"writer died early: {child.stderr.read() if child.stderr else ''}"
-        acknowledged.append(line.strip())
-    os.kill(child.pid, signal.SIGKILL)
-    rest, _ = child.communicate(timeout=30)  # acknowledged just before the kill
-    acknowledged.extend(rest.split())
-    assert child.returncode == -signal.SIGKILL
-
-    async def missing() -> list[str]:
-        async with SqliteMemoryStore(db) as store:
-            return [rid for rid in acknowledged if await store.get(rid) is None]
-
-    assert asyncio.run(missing()) == []
 
 
 @pytest.mark.parametrize("failing_position", [0, 1, 2])
