@@ -173,3 +173,27 @@ async def test_a_row_sqlite_refuses_fails_only_its_own_call(
     async with SqliteMemoryStore(db) as reopened:
         stored = {hit.record.id for hit in await reopened.search(MemorySearchQuery(limit=50))}
     assert stored == {"taken"} | {f"ok-{p}" for p in range(3) if p != failing_position}
+
+
+async def test_a_queued_caller_cancelled_before_its_turn_does_not_strand_the_group(
+    tmp_path: Path,
+) -> None:
+    # The first call hands the connection on to a queued one and waits for its commit;
+    # the queued call is cancelled before it runs, so nobody is left to commit: a
+    # task does, and the first call returns with its record in the file.
+    db = tmp_path / "memory.db"
+    async with SqliteMemoryStore(db) as store, SqliteMemoryStore(db) as other:
+        first = asyncio.ensure_future(store.write([note(1)]))
+        queued = asyncio.ensure_future(store.write([note(2)]))
+        for _ in range(1000):
+            if store._commits._group is not None and not store._lock.locked():
+                break
+            await asyncio.sleep(0)
+        else:
+            pytest.fail("the first call never handed the connection on")
+        queued.cancel()
+        (record,) = await asyncio.wait_for(first, timeout=10)
+        assert queued.cancelled()
+        assert await other.get(record.id) is not None
+        assert store._conn is not None
+        assert not store._conn.in_transaction
