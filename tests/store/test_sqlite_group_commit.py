@@ -185,14 +185,22 @@ async def test_a_queued_caller_cancelled_before_its_turn_does_not_strand_the_gro
     async with SqliteMemoryStore(db) as store, SqliteMemoryStore(db) as other:
         first = asyncio.ensure_future(store.write([note(1)]))
         queued = asyncio.ensure_future(store.write([note(2)]))
-        for _ in range(1000):
-            if store._commits._group is not None and not store._lock.locked():
-                break
-            await asyncio.sleep(0)
-        else:
-            pytest.fail("the first call never handed the connection on")
-        queued.cancel()
+        lock = store._lock
+        release = lock.release
+        handed_on: list[bool] = []
+
+        def release_and_cancel_the_next() -> None:
+            # The moment the first call hands on (its group open), before the queued
+            # call can run: cancel that one.
+            release()
+            if store._commits._group is not None and not handed_on:
+                handed_on.append(True)
+                queued.cancel()
+
+        lock.release = release_and_cancel_the_next  # type: ignore[method-assign]
         (record,) = await asyncio.wait_for(first, timeout=10)
+        assert handed_on == [True]
+        await asyncio.gather(queued, return_exceptions=True)
         assert queued.cancelled()
         assert await other.get(record.id) is not None
         assert store._conn is not None
