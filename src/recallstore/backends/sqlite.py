@@ -221,7 +221,14 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     def _writing(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
         """This call's part of a ``BEGIN IMMEDIATE`` transaction that the write calls
         queued at the same time share (group commit, see ``_sqlite_commit``): it lands
-        or is rolled back alone, and returns once the transaction is committed."""
+        or is rolled back alone, and returns once the transaction is committed.
+
+        Inside it, run every statement through ``self._commits.later`` (no result
+        needed: kept with the call, run at the commit) or ``self._commits.now`` (a
+        result needed), never ``conn.execute`` on the handle: only those two run in the
+        call's savepoint. A row that must be atomic with the call (a journal entry)
+        goes through ``later`` like the inserts.
+        """
         return self._commits.call(self._connection)
 
     def _connection(self) -> aiosqlite.Connection:
