@@ -243,10 +243,16 @@ class MonotonicClock:
 def record_from_input(inp: MemoryWriteInput, *, record_id: str, now: datetime) -> MemoryRecord:
     """The record a backend stores for ``inp``: created and updated at ``now`` (S2).
 
-    ``inp`` was validated when it was made and ``record_id`` and ``now`` come from the
-    store, so the record is assembled without validating the same fields again (that
-    second pass was a quarter of a batch write's time). ``now`` must be UTC.
+    ``inp`` was validated when it was made, so with a storable id and a UTC ``now``
+    the record is assembled without validating the same fields again (that second
+    pass was a third of a batch write's time); anything else takes the validating path.
     """
+    if now.tzinfo is None or now.utcoffset() or not is_valid_record_id(record_id):
+        # Not what a store hands in: the validating path, which normalises or refuses.
+        dumped = inp.model_dump(exclude={"supersedes"})
+        return MemoryRecord.model_validate(
+            {**dumped, "id": record_id, "created_at": now, "updated_at": now}
+        )
     fields = dict(inp.__dict__)
     del fields["supersedes"]
     fields.update(invalid_at=None, invalid_reason=None, superseded_by=None)

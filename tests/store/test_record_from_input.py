@@ -1,8 +1,10 @@
 """``record_from_input`` assembles a record without validating it again: the same record."""
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
-from recallstore import MemoryRecord, MemoryWriteInput
+import pytest
+
+from recallstore import MemoryRecord, MemoryValidationError, MemoryWriteInput
 from recallstore.store import record_from_input
 
 
@@ -41,3 +43,14 @@ def test_the_assembled_record_equals_the_validated_one() -> None:
     assert isinstance(drinks, list)
     drinks.append("coffee")
     assert built.payload == {"drink": ["tea", {"sugar": False}]}
+
+
+def test_an_id_or_time_no_store_would_hand_in_takes_the_validating_path() -> None:
+    inp = MemoryWriteInput(scope={}, content="x")
+    local = datetime(2026, 1, 1, 12, tzinfo=timezone(timedelta(hours=2)))
+    record = record_from_input(inp, record_id="rec-1", now=local)
+    assert record.created_at == local
+    assert record.created_at.utcoffset() == timedelta(0)
+    with pytest.raises(MemoryValidationError) as caught:
+        record_from_input(inp, record_id="", now=datetime(2026, 1, 1, tzinfo=UTC))
+    assert caught.value.field == "id"
