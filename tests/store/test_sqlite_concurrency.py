@@ -83,6 +83,22 @@ def spawn(script: str, db: Path, start: Path, name: str, count: int = 0, superse
     return child
 
 
+def acknowledged_until_killed(child: subprocess.Popen[str], count: int) -> list[str]:
+    """The ids a writer child printed: ``count`` of them, then SIGKILL, then the ones it
+    printed just before it died."""
+    assert child.stdout is not None
+    acknowledged: list[str] = []
+    while len(acknowledged) < count:
+        line = child.stdout.readline()
+        assert line, f"writer died early: {child.stderr.read() if child.stderr else ''}"
+        acknowledged.append(line.strip())
+    os.kill(child.pid, signal.SIGKILL)
+    rest, _ = child.communicate(timeout=30)
+    acknowledged.extend(rest.split())
+    assert child.returncode == -signal.SIGKILL
+    return acknowledged
+
+
 async def all_records(db: Path) -> list[str]:
     async with SqliteMemoryStore(db) as store:
         hits = await store.search(MemorySearchQuery(limit=1000, include_invalidated=True))
@@ -94,16 +110,7 @@ def test_every_acknowledged_write_survives_a_kill(tmp_path: Path) -> None:
     db, start = tmp_path / "memory.db", tmp_path / "start"
     child = spawn(WRITER, db, start, "crash", count=100_000)
     start.touch()
-    assert child.stdout is not None
-    acknowledged: list[str] = []
-    while len(acknowledged) < 90:
-        line = child.stdout.readline()
-        assert line, f"writer died early: {child.stderr.read() if child.stderr else ''}"
-        acknowledged.append(line.strip())
-    os.kill(child.pid, signal.SIGKILL)
-    rest, _ = child.communicate(timeout=30)  # ids acknowledged just before the kill
-    acknowledged.extend(rest.split())
-    assert child.returncode == -signal.SIGKILL
+    acknowledged = acknowledged_until_killed(child, 90)
 
     async def check() -> None:
         async with SqliteMemoryStore(db) as store:
@@ -117,6 +124,45 @@ def test_every_acknowledged_write_survives_a_kill(tmp_path: Path) -> None:
         assert set(batches.values()) == {3}, "a batch was torn by the kill"
 
     asyncio.run(check())
+
+
+# Group commit: a child with 16 writer tasks on one store; it prints each id the moment write()
+# returns it. The parent kills it with SIGKILL and reopens the file.
+CONCURRENT_WRITER = """
+import asyncio, sys
+from recallstore import MemoryWriteInput
+from recallstore.backends.sqlite import SqliteMemoryStore
+
+async def writer(store, name):
+    for i in range(100_000):
+        (record,) = await store.write([MemoryWriteInput(scope={"w": name}, content=f"{name} {i}")])
+        sys.stdout.write(record.id + "\\n")
+        sys.stdout.flush()
+
+async def main():
+    async with SqliteMemoryStore(sys.argv[1]) as store:
+        await asyncio.gather(*(writer(store, f"w{n}") for n in range(16)))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.timeout(120)
+def test_an_acknowledged_group_write_survives_kill_9(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    child = subprocess.Popen(
+        [sys.executable, "-c", CONCURRENT_WRITER, str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    acknowledged = acknowledged_until_killed(child, 400)
+
+    async def missing() -> list[str]:
+        async with SqliteMemoryStore(db) as store:
+            return [rid for rid in acknowledged if await store.get(rid) is None]
+
+    assert asyncio.run(missing()) == []
 
 
 @pytest.mark.timeout(120)

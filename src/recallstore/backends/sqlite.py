@@ -16,7 +16,7 @@ import asyncio
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Literal, Self
@@ -25,12 +25,17 @@ from urllib.parse import unquote
 import aiosqlite
 
 from recallstore.backends import _sqlite_schema as schema
+from recallstore.backends._sqlite_commit import GroupCommit
 from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
     COLUMNS,
     RECORD_COLUMNS,
+    execute_many,
+    execute_now,
     fetchone,
-    insert_records,
+    fetchone_now,
+    insert_statements,
+    on_thread,
     record_from_row,
     run,
 )
@@ -91,6 +96,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         self._synchronous = _synchronous
         self._conn: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
+        self._commits = GroupCommit(self._lock, self._observe_newest_now, str(self.path))
         # Deleted text left in the WAL because a reader held an older snapshot.
         self._wal = WalScrub(self._scrub_wal_when_free)
 
@@ -160,7 +166,11 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
 
     async def _observe_newest(self, conn: aiosqlite.Connection) -> None:
         """Keep our clock ahead of every record in the file (other connections write too)."""
-        newest = await fetchone(conn, "SELECT max(created_at) FROM memory_records")
+        await on_thread(conn, self._observe_newest_now)
+
+    def _observe_newest_now(self, db: sqlite3.Connection) -> None:
+        """:meth:`_observe_newest` on the connection's thread."""
+        newest = fetchone_now(db, "SELECT max(created_at) FROM memory_records")
         if newest is not None and newest[0] is not None:
             self._clock.observe(datetime.fromisoformat(newest[0]))
 
@@ -171,6 +181,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         """
         await self._wal.stop()
         async with self._lock:
+            await self._commits.settle()
             conn, self._conn = self._conn, None
             if conn is not None:
                 if self._wal.pending:
@@ -180,7 +191,10 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     async def _scrub_wal_when_free(self) -> bool | None:
         """One WAL scrub with the connection held; None when the store is closed."""
         async with self._lock:
-            return None if self._conn is None else await _scrub_wal(self._conn)
+            if self._conn is None:
+                return None
+            await self._commits.settle()
+            return await _scrub_wal(self._conn)
 
     @property
     def _is_open(self) -> bool:
@@ -188,49 +202,55 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
 
     @asynccontextmanager
     async def _reading(self) -> AsyncIterator[aiosqlite.Connection]:
-        """The open connection, held exclusively for one call, with errors translated."""
+        """The open connection, held exclusively for one call, with errors translated.
+
+        Writes of a commit group still open are committed first: a reader never sees
+        what is not yet in the file.
+        """
         async with self._lock:
-            self._check_open()
-            assert self._conn is not None  # what _check_open just checked
+            conn = self._connection()
+            await self._commits.settle()
             if self._wal.pending:
                 # Without waiting: a long reader must not slow every call down.
-                self._wal.settle(await _scrub_wal(self._conn, wait_ms=0))
+                self._wal.settle(await _scrub_wal(conn, wait_ms=0))
             try:
-                yield self._conn
+                yield conn
             except sqlite3.Error as exc:
                 raise StoreUnavailableError(str(self.path), str(exc)) from exc
 
-    @asynccontextmanager
-    async def _writing(self) -> AsyncIterator[aiosqlite.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction: committed on success, else rolled back."""
-        async with self._reading() as conn:
-            try:
-                await run(conn, "BEGIN IMMEDIATE")
-                await self._observe_newest(conn)
-                yield conn
-                await run(conn, "COMMIT")
-            except BaseException:
-                # A cancelled await does not stop a statement already queued on aiosqlite's
-                # thread (BEGIN or COMMIT may still run), so roll back on that thread, behind
-                # it: queued before the lock is released, and a no-op when no transaction
-                # is open (SQLite may have rolled back by itself, e.g. on a full disk).
-                await conn.rollback()
-                raise
+    def _writing(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
+        """This call's part of a ``BEGIN IMMEDIATE`` transaction that the write calls
+        queued at the same time share (group commit, see ``_sqlite_commit``): it lands
+        or is rolled back alone, and returns once the transaction is committed.
+
+        Inside it, run every statement through ``self._commits.later`` (no result
+        needed: kept with the call, run at the commit) or ``self._commits.now`` (a
+        result needed), never ``conn.execute`` on the handle: only those two run in the
+        call's savepoint. A row that must be atomic with the call (a journal entry)
+        goes through ``later`` like the inserts.
+        """
+        return self._commits.call(self._connection)
+
+    def _connection(self) -> aiosqlite.Connection:
+        """The open connection; :class:`StoreUnavailableError` when closed."""
+        self._check_open()
+        assert self._conn is not None  # what _check_open just checked
+        return self._conn
 
     async def _fetch_records(
         self, handle: aiosqlite.Connection, ids: Sequence[str]
     ) -> dict[str, MemoryRecord]:
-        rows = await _rows_by_id(handle, COLUMNS, ids)
+        rows = await self._commits.now(handle, _rows_by_id, COLUMNS, ids)
         return {record_id: record_from_row(row) for record_id, row in rows.items()}
 
     async def _fetch_invalid(
         self, handle: aiosqlite.Connection, ids: Sequence[str]
     ) -> dict[str, bool]:
-        rows = await _rows_by_id(handle, "invalid_at", ids)
+        rows = await self._commits.now(handle, _rows_by_id, "invalid_at", ids)
         return {record_id: row[0] is not None for record_id, row in rows.items()}
 
     async def _insert(self, handle: aiosqlite.Connection, records: Sequence[MemoryRecord]) -> None:
-        await insert_records(handle, records)
+        self._commits.later(execute_many, insert_statements(records))
 
     async def _update(self, handle: aiosqlite.Connection, id: str, changes: RecordChanges) -> None:
         names = sorted(changes)  # field names from the base class, never user text
@@ -239,7 +259,8 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
             for value in (changes[name] for name in names)
         ]
         assignments = ", ".join(f"{name} = ?" for name in names)
-        await run(handle, f"UPDATE memory_records SET {assignments} WHERE id = ?", (*values, id))
+        sql = f"UPDATE memory_records SET {assignments} WHERE id = ?"
+        self._commits.later(execute_now, sql, (*values, id))
 
     async def _delete(self, id: str) -> None:
         """Delete, then scrub the record from the file (S5).
@@ -251,10 +272,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         costs time proportional to the index size (see docs/sqlite.md).
         """
         async with self._writing() as conn:
-            async with conn.execute("DELETE FROM memory_records WHERE id = ?", (id,)) as cursor:
-                deleted = cursor.rowcount
-            if deleted:
-                await run(conn, "INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+            deleted = await self._commits.now(conn, _delete_now, id)
         if deleted:
             async with self._reading() as conn:
                 # A reader of an older snapshot blocks it: then retried until it works.
@@ -305,18 +323,27 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
             after = (last[COLUMN_NAMES.index("created_at")], last[0])
 
 
-async def _rows_by_id(
-    conn: aiosqlite.Connection, columns: str, ids: Sequence[str]
+def _rows_by_id(
+    db: sqlite3.Connection, columns: str, ids: Sequence[str]
 ) -> dict[str, sqlite3.Row | tuple[Any, ...]]:
-    """``columns`` of the stored records among ``ids``, by id (one indexed look-up each)."""
+    """``columns`` of the stored records among ``ids``, by id (one indexed look-up each);
+    on the connection's thread."""
     found = {}
     for record_id in ids:
-        row = await fetchone(
-            conn, f"SELECT {columns} FROM memory_records WHERE id = ?", (record_id,)
-        )
+        row = fetchone_now(db, f"SELECT {columns} FROM memory_records WHERE id = ?", (record_id,))
         if row is not None:
             found[record_id] = row
     return found
+
+
+def _delete_now(db: sqlite3.Connection, id: str) -> bool:
+    """Delete one record and merge the FTS5 index without it; False when it was absent."""
+    cursor = db.execute("DELETE FROM memory_records WHERE id = ?", (id,))
+    deleted = cursor.rowcount > 0
+    cursor.close()
+    if deleted:
+        db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')").close()
+    return deleted
 
 
 def _sqlite_url_path(url: str) -> Path:
