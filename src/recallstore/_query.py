@@ -62,6 +62,11 @@ informative ones. See docs/benchmarks.md for the measured sensitivity."""
 RERANK_CANDIDATES = 100
 """How many of an index's own best matches a backend that cannot score with BM25_K1
 and BM25_B itself (SQLite FTS5, Postgres) re-scores with :func:`bm25_score`."""
+EXHAUSTIVE_SCOPE = 1_000
+"""A search within a scope of at most this many records re-scores every record of the
+scope holding a query word (as the in-memory backend always does); a broader or
+unscoped search re-scores the index's own best :data:`RERANK_CANDIDATES`. Every
+backend applies the same threshold, so they rank alike."""
 FEEDBACK_DOCUMENTS = 5
 """How many first-pass hits pseudo-relevance feedback reads."""
 FEEDBACK_TERMS = 8

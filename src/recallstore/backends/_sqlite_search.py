@@ -23,6 +23,7 @@ import aiosqlite
 
 from recallstore._porter import porter_stem
 from recallstore._query import (
+    EXHAUSTIVE_SCOPE,
     RERANK_CANDIDATES,
     Candidate,
     CorpusStatistics,
@@ -40,7 +41,6 @@ from recallstore.records import MemoryHit, MemorySearchQuery, format_timestamp
 
 __all__ = [
     "DRIVER_CAP",
-    "EXHAUSTIVE_SCOPE",
     "FtsStatistics",
     "candidates_sql",
     "choose_driver",
@@ -54,10 +54,6 @@ __all__ = [
 
 DRIVER_CAP: Final = 2_000
 """Above this many matching rows a filter is too broad to drive a query from."""
-EXHAUSTIVE_SCOPE: Final = 1_000
-"""A scope of at most this many records has every match re-scored in Python, like
-the in-memory backend; a broader one (or none) only FTS5's own best
-:data:`~recallstore._query.RERANK_CANDIDATES`."""
 
 _ID, _CONTENT, _CREATED = (COLUMN_NAMES.index(name) for name in ("id", "content", "created_at"))
 
