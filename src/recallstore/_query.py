@@ -27,6 +27,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Generic, TypeVar
 
 from recallstore._porter import porter_stem
@@ -34,6 +35,7 @@ from recallstore._text import _TOKEN as _WORD
 from recallstore._text import query_terms, tokenize
 
 _Item = TypeVar("_Item")
+_PARSED_CACHE = 10_000  # records whose stem counts are kept between queries (~15 MB)
 
 STOP_WORDS: frozenset[str] = frozenset(
     """
@@ -203,18 +205,37 @@ def _bm25(
     k1: float = BM25_K1,
     b: float = BM25_B,
 ) -> float:
-    if not length:
-        return 0.0
-    norm = k1 * (1 - b + b * length / (statistics.average_length or 1.0))
-    score = 0.0
-    for term in query:
-        frequency = counts.get(term.stem, 0)
-        if frequency:
-            rarity = idf(
-                statistics.document_frequency.get(term.stem, 1), statistics.total_documents
-            )
-            score += term.weight * rarity * frequency * (k1 + 1) / (frequency + norm)
-    return score
+    return _Bm25(query, statistics, k1, b).score(counts, length)
+
+
+class _Bm25:
+    """Weighted BM25 with each term's idf worked out once, for scoring many records."""
+
+    def __init__(
+        self,
+        query: Sequence[QueryTerm],
+        statistics: CorpusStatistics,
+        k1: float = BM25_K1,
+        b: float = BM25_B,
+    ) -> None:
+        frequency, documents = statistics.document_frequency, statistics.total_documents
+        self._terms = [
+            (term.stem, term.weight * idf(frequency.get(term.stem, 1), documents) * (k1 + 1))
+            for term in query
+        ]
+        self._k1, self._b = k1, b
+        self._average = statistics.average_length or 1.0
+
+    def score(self, counts: Mapping[str, int], length: int) -> float:
+        if not length:
+            return 0.0
+        norm = self._k1 * (1 - self._b + self._b * length / self._average)
+        score = 0.0
+        for stem, weight in self._terms:
+            frequency = counts.get(stem, 0)
+            if frequency:
+                score += weight * frequency / (frequency + norm)
+        return score
 
 
 def feedback_stems(feedback: Sequence[str]) -> list[str]:
@@ -293,18 +314,25 @@ async def rank_records(
     return [(score, candidate.item) for score, candidate in ranked[:limit]]
 
 
+@lru_cache(maxsize=_PARSED_CACHE)
+def _stem_counts(content: str) -> tuple[Counter[str], int]:
+    """The stem counts and length of ``content``; cached, as the same records come back
+    query after query (callers must not change the Counter)."""
+    counts = Counter(document_stems(content))
+    return counts, counts.total()
+
+
 def _score(
     query: Sequence[QueryTerm],
     found: Sequence[Candidate[_Item]],
     statistics: CorpusStatistics,
     parsed: dict[str, Counter[str]],
 ) -> list[tuple[float, Candidate[_Item]]]:
+    scorer = _Bm25(query, statistics)
     scored = []
     for candidate in sorted(found, key=lambda c: c.recency, reverse=True):
-        counts = parsed.get(candidate.content)
-        if counts is None:
-            counts = parsed[candidate.content] = Counter(document_stems(candidate.content))
-        length = counts.total()
-        scored.append((_bm25(query, counts, length, statistics), candidate))
+        counts, length = _stem_counts(candidate.content)
+        parsed[candidate.content] = counts
+        scored.append((scorer.score(counts, length), candidate))
     # sorted() is stable, so equal scores keep the newest-first order set above.
     return sorted((pair for pair in scored if pair[0] > 0), key=lambda pair: -pair[0])
