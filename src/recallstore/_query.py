@@ -262,9 +262,10 @@ class Candidate(Generic[_Item]):
 
 
 Fetch = Callable[[Sequence[QueryTerm], int], Awaitable[Sequence[Candidate[_Item]]]]
-"""Backend callback: up to ``n`` records matching any of the terms (and the query's
-filters), the index's own best first. SQLite: ``memory_fts MATCH`` of the quoted
-``word`` of each term OR-ed, ``ORDER BY bm25()``; in-memory: every match."""
+"""Backend callback: the records matching any of the terms and the query's filters.
+Within a scope of at most :data:`EXHAUSTIVE_SCOPE` records, every one; otherwise the
+index's own best ``n`` (SQLite: ``ORDER BY bm25()``; Postgres: idf-weighted matched
+terms). The in-memory backend always returns every match."""
 Statistics = Callable[[Sequence[str]], Awaitable[CorpusStatistics]]
 """Backend callback: the store-wide :class:`CorpusStatistics` for the given stems."""
 
@@ -280,11 +281,12 @@ async def rank_records(
 ) -> list[tuple[float, _Item]]:
     """The ``limit`` best records for ``text`` as (score, item), best first.
 
-    The one ranking every keyword backend shares: :func:`plan_query`, a first pass
-    re-scored with :func:`bm25_score`, pseudo-relevance feedback from its ``feedback``
-    best hits (:func:`expand_query`; 0 turns it off), and a second pass with the
-    expanded query. Only records holding a word of ``text`` itself are returned
-    (S10): feedback words change the order, never the membership.
+    The one ranking every keyword backend shares: :func:`plan_query`, one fetch of
+    the records holding its words, scored with :func:`bm25_score`, then
+    pseudo-relevance feedback from the ``feedback`` best (:func:`expand_query`; 0 turns
+    it off) and the same records scored again with the expanded query. Feedback words
+    change the order, never the membership: a keyword search returns only records
+    holding a word of ``text`` itself (S10), so they are never fetched for.
     """
     query = plan_query(text)
     if not query or limit <= 0:
@@ -292,8 +294,7 @@ async def rank_records(
     found = await fetch(query, max(candidates, limit))
     if not found:
         return []
-    original = {term.stem for term in query}
-    parsed: dict[str, Counter[str]] = {}  # by content: both passes mostly see the same records
+    parsed: dict[str, Counter[str]] = {}
     known = await statistics([term.stem for term in query])
     if feedback > 0:
         first = _score(query, found, known, parsed)
@@ -306,11 +307,7 @@ async def rank_records(
             known.average_length,
             {**more.document_frequency, **known.document_frequency},
         )
-        found = await fetch(query, max(candidates, limit))
     ranked = _score(query, found, known, parsed)
-    # S10: a keyword search returns only records holding a word of the query; feedback
-    # words re-weight those records but never bring in one without such a word.
-    ranked = [pair for pair in ranked if original & parsed[pair[1].content].keys()]
     return [(score, candidate.item) for score, candidate in ranked[:limit]]
 
 

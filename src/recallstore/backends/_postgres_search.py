@@ -127,12 +127,8 @@ async def ranked_candidates(
         row = await cursor.fetchone()
         exhaustive = row is not None and int(row[0]) <= EXHAUSTIVE_SCOPE
     await statistics.refresh(conn)
-    complete: list[Candidate[tuple[Any, ...]]] | None = None
 
     async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[tuple[Any, ...]]]:
-        nonlocal complete
-        if complete is not None:
-            return complete  # every match already; see _sqlite_search.ranked_search
         stems = [t.stem for t in terms if len(t.stem.encode()) <= MAX_LEXEME_BYTES]
         if not stems:
             return []
@@ -163,8 +159,6 @@ async def ranked_candidates(
             )
             for row in await cursor.fetchall()
         ]
-        if exhaustive:
-            complete = found
         return found
 
     async def lookup(stems: Sequence[str]) -> CorpusStatistics:

@@ -264,25 +264,15 @@ async def ranked_search(
         exhaustive = min(await _capped_counts(conn, pairs)) <= EXHAUSTIVE_SCOPE
     sql, params = candidates_sql(query, now, ordered=not exhaustive)
     await statistics.refresh(conn)
-    complete: list[Candidate[tuple[Any, ...]]] | None = None
 
     async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[tuple[Any, ...]]]:
-        nonlocal complete
-        if complete is not None:
-            # Every record of the scope holding a query word is already here, and
-            # rank_records keeps only those: feedback words would add only records it
-            # drops again.
-            return complete
         expression = match_expression(scope, terms, text)
         limit = EXHAUSTIVE_SCOPE if exhaustive else n
         rows = await conn.execute_fetchall(sql, [expression, *params, limit])
-        found = [
+        return [
             Candidate(tuple(row), str(row[_CONTENT]), (str(row[_CREATED]), str(row[_ID])))
             for row in rows
         ]
-        if exhaustive:
-            complete = found
-        return found
 
     async def lookup(stems: Sequence[str]) -> CorpusStatistics:
         return await statistics.lookup(conn, stems)
