@@ -24,17 +24,15 @@ import argparse
 import asyncio
 import random
 import sqlite3
-import statistics
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from store_bench import Corpus
+from store_bench import Corpus, summary, timed
 
 from recallstore._query import plan_query
 from recallstore.backends._sqlite_search import candidates_sql, match_expression
@@ -64,19 +62,8 @@ async def build(store: MemoryStore, corpus: Corpus, records: int, users: int) ->
 
 
 def percentiles(durations: list[float]) -> str:
-    ordered = sorted(durations)
-    p50 = statistics.median(ordered) * 1000
-    p95 = ordered[int(0.95 * (len(ordered) - 1))] * 1000
+    p50, p95 = summary(durations)
     return f"{p50:.2f} / {p95:.2f}"
-
-
-async def timed_async(calls: list[Callable[[], Awaitable[Any]]]) -> list[float]:
-    durations = []
-    for call in calls:
-        started = time.perf_counter()
-        await call()
-        durations.append(time.perf_counter() - started)
-    return durations
 
 
 def timed_floor(conn: sqlite3.Connection, queries: list[MemorySearchQuery]) -> list[float]:
@@ -120,7 +107,7 @@ async def measure(store: MemoryStore, users: int, count: int) -> dict[str, str]:
     results = {}
     for name, queries in make_queries(users, count, seed=2).items():
         calls = [lambda q=query: store.search(q) for query in queries]
-        results[name] = percentiles(await timed_async(calls))
+        results[name] = percentiles(await timed(calls))
     return results
 
 
@@ -129,10 +116,12 @@ async def run(args: argparse.Namespace) -> None:
     corpus = Corpus()
     print(f"{args.records:,} records, {users:,} users in {TENANTS} tenants; {args.queries} queries")
     with tempfile.TemporaryDirectory(prefix="recallstore-search-", dir=args.dir) as tmp:
-        path = Path(tmp) / "memory.db"
+        path = args.reuse or Path(tmp) / "memory.db"
+        existing = path.exists()
         async with SqliteMemoryStore(path) as store:
-            built = await build(store, corpus, args.records, users)
-            print(f"sqlite: built in {built:.0f} s")
+            if not existing:
+                built = await build(store, corpus, args.records, users)
+                print(f"sqlite: built in {built:.0f} s")
             sqlite_results = await measure(store, users, args.queries)
         conn = sqlite3.connect(path)
         queries = make_queries(users, args.queries, seed=2)
@@ -180,6 +169,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--postgres", default="", help="also measure Postgres at this URL")
     parser.add_argument("--dir", help="where to put the database file (default: the temp dir)")
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        help="keep the SQLite file here, and measure an existing one without rebuilding it",
+    )
     asyncio.run(run(parser.parse_args(argv)))
     return 0
 
