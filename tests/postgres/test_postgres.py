@@ -146,8 +146,13 @@ async def test_a_version_1_schema_migrates_to_our_stems_and_totals(
         totals = conn.execute(
             f"SELECT documents, tokens FROM {postgres_schema}.memory_totals"
         ).fetchone()
+        frequencies = dict(
+            conn.execute(f"SELECT stem, documents FROM {postgres_schema}.memory_stems").fetchall()
+        )
     assert stems == ("'dog' 'home' 'the' 'walk'", 4)
     assert totals == (2, 4 + 2)
+    # r1's words left with it ("park" only it held); "walk" is in r2 and the new record.
+    assert frequencies == {"dog": 1, "home": 1, "the": 1, "walk": 2, "a": 1}
 
 
 async def test_connections_the_server_dropped_are_replaced_not_failed(

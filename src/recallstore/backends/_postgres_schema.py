@@ -79,6 +79,36 @@ def _totals_trigger(schema: str, event: str, table: str, sign: str) -> list[str]
     ]
 
 
+def _stems_trigger(schema: str, event: str, table: str, sign: str) -> list[str]:
+    # Named after the totals trigger so it fires second: the totals row lock taken
+    # first serialises writers, so two never lock the same stems in turn (deadlock).
+    function = f"{schema}.memory_totals_{event.lower()}_stems"
+    counted = (
+        f"SELECT stem, count(*) AS documents FROM {table}, "
+        "unnest(tsvector_to_array(search_text)) AS stem GROUP BY stem ORDER BY stem"
+    )
+    change = (
+        f"INSERT INTO {schema}.memory_stems AS s (stem, documents) {counted} "
+        "ON CONFLICT (stem) DO UPDATE SET documents = s.documents + excluded.documents"
+        if sign == "+"
+        else f"UPDATE {schema}.memory_stems AS s SET documents = s.documents - c.documents "
+        f"FROM ({counted}) AS c WHERE s.stem = c.stem; "
+        # A stem no record holds any more leaves the table, as its record did (S5).
+        f"DELETE FROM {schema}.memory_stems AS s USING ({counted}) AS c "
+        "WHERE s.stem = c.stem AND s.documents <= 0"
+    )
+    return [
+        f"""CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            {change};
+            RETURN NULL;
+        END $$""",
+        f"CREATE TRIGGER memory_totals_{event.lower()}_stems AFTER {event} "
+        f"ON {schema}.memory_records REFERENCING {'NEW' if sign == '+' else 'OLD'} TABLE "
+        f"AS {table} FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+    ]
+
+
 def migrations(schema: str) -> list[Sequence[Step]]:
     """The append-only migration ladder: entry ``n`` upgrades version ``n`` to ``n + 1``."""
     return [
@@ -135,6 +165,15 @@ def migrations(schema: str) -> list[Sequence[Step]]:
             f"FROM {schema}.memory_records",
             *_totals_trigger(schema, "INSERT", "added", "+"),
             *_totals_trigger(schema, "DELETE", "removed", "-"),
+            f"""CREATE TABLE {schema}.memory_stems (
+                stem text PRIMARY KEY,
+                documents bigint NOT NULL
+            )""",
+            f"INSERT INTO {schema}.memory_stems "
+            f"SELECT stem, count(*) FROM {schema}.memory_records, "
+            "unnest(tsvector_to_array(search_text)) AS stem GROUP BY stem",
+            *_stems_trigger(schema, "INSERT", "added", "+"),
+            *_stems_trigger(schema, "DELETE", "removed", "-"),
         ],
     ]
 

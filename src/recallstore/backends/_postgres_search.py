@@ -2,11 +2,12 @@
 
 ``search_text`` holds each record's Porter stems (``array_to_tsvector``, the same
 stems every backend indexes) under a GIN index; the store-wide totals BM25 needs sit
-in ``memory_totals``, kept by triggers. Candidates are the records of the filters
-holding a query stem: every one when the scope has at most
-:data:`~recallstore._query.EXHAUSTIVE_SCOPE` records (as in SQLite and
-the in-memory store), else the best :data:`~recallstore._query.RERANK_CANDIDATES` by
-idf-weighted matched terms; :func:`~recallstore._query.rank_records` ranks them.
+in ``memory_totals`` and each stem's record count in ``memory_stems``, both kept by
+triggers. Candidates are the records of the filters holding a query stem: every one
+when at most :data:`~recallstore._query.EXHAUSTIVE_SCOPE` match (so every one within a
+scope of that size, as in SQLite and the in-memory store), else the best
+:data:`~recallstore._query.RERANK_CANDIDATES` by idf-weighted matched stems;
+:func:`~recallstore._query.rank_records` ranks them.
 """
 
 from __future__ import annotations
@@ -83,20 +84,16 @@ class PostgresStatistics:
             self._totals = (documents, tokens / documents if documents else 0.0)
 
     async def lookup(self, conn: AsyncConnection[Any], stems: Sequence[str]) -> CorpusStatistics:
-        """The statistics for ``stems``: one GIN count per stem not yet cached."""
+        """The statistics for ``stems``, from ``memory_stems`` (kept by triggers)."""
         missing = sorted({stem for stem in stems if stem not in self._frequency})
-        storable = [stem for stem in missing if len(stem.encode()) <= MAX_LEXEME_BYTES]
-        self._frequency.update(dict.fromkeys(missing, 0))
-        if storable:
-            counts = ", ".join(
-                f"(SELECT count(*) FROM {self._schema}.memory_records "
-                "WHERE search_text @@ %s::tsquery)"
-                for _ in storable
+        if missing:
+            self._frequency.update(dict.fromkeys(missing, 0))
+            cursor = await conn.execute(
+                f"SELECT stem, documents FROM {self._schema}.memory_stems WHERE stem = ANY(%s)",
+                (missing,),
             )
-            cursor = await conn.execute(f"SELECT {counts}", [_tsquery([s]) for s in storable])
-            row = await cursor.fetchone()
-            assert row is not None
-            self._frequency.update(zip(storable, (int(n) for n in row), strict=True))
+            for stem, documents in await cursor.fetchall():
+                self._frequency[str(stem)] = int(documents)
         return CorpusStatistics(self._totals[0], self._totals[1], self._frequency)
 
 
@@ -112,54 +109,47 @@ async def ranked_candidates(
 
     ``columns`` must start with ``id`` and hold ``content`` and ``created_at``.
     """
-    from psycopg.types.json import Jsonb
-
     table = f"{schema}.memory_records"
     names = [name.strip() for name in columns.split(",")]
     at_id, at_content, at_created = (names.index(n) for n in ("id", "content", "created_at"))
     where, params = filter_clauses(query, now)
-    exhaustive = False
-    if query.scope:
-        cursor = await conn.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE scope @> %s LIMIT %s) AS s",
-            (Jsonb(query.scope), EXHAUSTIVE_SCOPE + 1),
-        )
-        row = await cursor.fetchone()
-        exhaustive = row is not None and int(row[0]) <= EXHAUSTIVE_SCOPE
     await statistics.refresh(conn)
 
-    async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[tuple[Any, ...]]]:
-        stems = [t.stem for t in terms if len(t.stem.encode()) <= MAX_LEXEME_BYTES]
-        if not stems:
-            return []
+    async def select(
+        terms: Sequence[QueryTerm], stems: list[str], limit: int, *, ordered: bool
+    ) -> list[Candidate[tuple[Any, ...]]]:
         condition = " AND ".join(["search_text @@ %s::tsquery", *where])
         order_params: list[Any] = []
         order = ""
-        if not exhaustive:
+        if ordered:
             known = await statistics.lookup(conn, stems)
-            weights = {
-                t.stem: t.weight
-                * idf(known.document_frequency.get(t.stem, 1), known.total_documents)
-                for t in terms
-            }
-            order = (
-                "ORDER BY "
-                + " + ".join("%s * (search_text @@ %s::tsquery)::int" for _ in stems)
-                + " DESC, created_at DESC, id DESC"
-            )
+            frequency, documents = known.document_frequency, known.total_documents
+            weights = {t.stem: t.weight * idf(frequency.get(t.stem, 1), documents) for t in terms}
+            matched = " + ".join("%s * (search_text @@ %s::tsquery)::int" for _ in stems)
+            order = f"ORDER BY {matched} DESC, created_at DESC, id DESC"
             for stem in stems:
                 order_params += [weights[stem], _tsquery([stem])]
         cursor = await conn.execute(
             f"SELECT {columns} FROM {table} WHERE {condition} {order} LIMIT %s",
-            [_tsquery(stems), *params, *order_params, EXHAUSTIVE_SCOPE if exhaustive else n],
+            [_tsquery(stems), *params, *order_params, limit],
         )
-        found = [
+        return [
             Candidate(
                 tuple(row), str(row[at_content]), (format_timestamp(row[at_created]), row[at_id])
             )
             for row in await cursor.fetchall()
         ]
-        return found
+
+    async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[tuple[Any, ...]]]:
+        stems = [t.stem for t in terms if len(t.stem.encode()) <= MAX_LEXEME_BYTES]
+        if not stems:
+            return []
+        # Every match when there are few enough (any scope of EXHAUSTIVE_SCOPE records
+        # or fewer included, as in the other backends); else the best n.
+        every = await select(terms, stems, EXHAUSTIVE_SCOPE + 1, ordered=False)
+        if len(every) <= EXHAUSTIVE_SCOPE:
+            return every
+        return await select(terms, stems, n, ordered=True)
 
     async def lookup(stems: Sequence[str]) -> CorpusStatistics:
         return await statistics.lookup(conn, stems)

@@ -34,6 +34,11 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
 
 _EXPORT_PAGE = 500
+_INSERT_PAGE = 1_000  # 17 parameters a row, well under Postgres' 65,535 per statement
+_VALUES = (
+    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+    "array_to_tsvector(%s::text[]), %s)"
+)
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
 # password=... in a key/value conninfo string or a URL's query string.
@@ -82,8 +87,6 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
         self._pool: AsyncConnectionPool[Any] | None = None
         self._insert_sql = (
             f"INSERT INTO {self._table} ({_COLUMNS}, search_text, search_length) VALUES "
-            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-            "array_to_tsvector(%s::text[]), %s)"
         )
 
     @classmethod
@@ -208,8 +211,13 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
         return {row[0]: row[1] is not None for row in await cursor.fetchall()}
 
     async def _insert(self, handle: AsyncConnection[Any], records: Sequence[MemoryRecord]) -> None:
-        async with handle.cursor() as cursor:
-            await cursor.executemany(self._insert_sql, [_row_params(r) for r in records])
+        # One statement per page of rows, so the statement-level triggers that keep the
+        # search statistics run once per page rather than once per record.
+        for start in range(0, len(records), _INSERT_PAGE):
+            page = records[start : start + _INSERT_PAGE]
+            values = ", ".join([_VALUES] * len(page))
+            params = [value for record in page for value in _row_params(record)]
+            await handle.execute(self._insert_sql + values, params)
 
     async def _update(self, handle: AsyncConnection[Any], id: str, changes: RecordChanges) -> None:
         names = sorted(changes)  # field names from the base class, never user text
