@@ -125,3 +125,19 @@ async def test_a_version_1_file_migrates_in_place_and_searches_by_scope(tmp_path
         assert conn.execute("INSERT INTO memory_fts (memory_fts) VALUES ('integrity-check')")
     finally:
         conn.close()
+
+
+async def test_the_longest_scope_parts_are_one_token_each(tmp_path: Path) -> None:
+    # 256 four-byte characters: a 4,000-character token, still exact.
+    key, value = "𝔘" * 256, "𝔙" * 256
+    async with SqliteMemoryStore(tmp_path / "memory.db") as store:
+        first, _ = await store.write(
+            [
+                MemoryWriteInput(scope={key: value}, content="tea time"),
+                MemoryWriteInput(scope={key: value[:-1] + "x"}, content="tea"),
+            ]
+        )
+        hits = await store.search(MemorySearchQuery(query="tea", scope={key: value}))
+        assert [hit.record.id for hit in hits] == [first.id]
+        await store.delete(first.id)
+        assert await store.search(MemorySearchQuery(query="tea", scope={key: value})) == []
