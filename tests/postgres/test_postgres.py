@@ -146,7 +146,7 @@ async def test_a_version_1_schema_migrates_to_our_stems_and_totals(
         totals = conn.execute(
             f"SELECT documents, tokens FROM {postgres_schema}.memory_totals"
         ).fetchone()
-        frequencies = dict(
+        frequencies: dict[str, int] = dict(
             conn.execute(f"SELECT stem, documents FROM {postgres_schema}.memory_stems").fetchall()
         )
     assert stems == ("'dog' 'home' 'the' 'walk'", 4)
