@@ -8,11 +8,11 @@ question's evidence turns among its 10 hits, averaged over questions.
 
 Three kinds of figure:
 
-* **store** — ``SqliteMemoryStore.search`` as it is today, plain FTS5 (the store's own
-  file and tokenizer, ``ORDER BY bm25()``) with stop words dropped, and the proposed
-  ranking (``recallstore._query.rank_records``) both over the store's file (FTS5
-  candidates, as the SQLite backend would run it) and over every match (as the
-  in-memory backend would);
+* **store** — ``SqliteMemoryStore.search`` (which now runs the proposed ranking), plain
+  FTS5 (the store's own file and tokenizer, ``ORDER BY bm25()``) with stop words
+  dropped, and the proposed ranking (``recallstore._query.rank_records``) both over the
+  store's file (FTS5 candidates, as the SQLite backend would run it) and over every
+  match (as the in-memory backend would);
 * **trials** — a Python BM25 ranker over the same Porter stems as FTS5 (one shared
   statistic over every conversation, as a store has), so that k1, b, idf, term
   weights, feedback and proximity can be varied freely. Each row changes one thing
@@ -388,7 +388,7 @@ async def store_figures(bench: Bench) -> dict[str, tuple[float, float]]:
                 through_store.append(recall(found, q))
             elapsed = 1000 * (time.perf_counter() - started) / len(questions)
         return {
-            "SqliteMemoryStore.search today (every word OR-ed, FTS5 bm25())": (
+            "SqliteMemoryStore.search (now _query.rank_records itself)": (
                 mean(through_store),
                 elapsed,
             ),
@@ -416,17 +416,18 @@ def prototype_recall(path: Path, questions: list[Question]) -> tuple[float, floa
         "FROM memory_fts JOIN memory_records AS r ON r.seq = memory_fts.rowid "
         "WHERE memory_fts MATCH ? AND EXISTS (SELECT 1 FROM memory_scope s "
         "WHERE s.record_seq = r.seq AND s.key = 'sample' AND s.value = ?) "
-        "ORDER BY bm25(memory_fts), r.created_at DESC, r.id DESC LIMIT ?"
+        "ORDER BY bm25(memory_fts, 1.0, 0.0), r.created_at DESC, r.id DESC LIMIT ?"
     )
 
     async def one(question: Question) -> list[str]:
         async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[str]]:
-            expression = " OR ".join('"' + t.word.replace('"', '""') + '"' for t in terms)
+            words = " OR ".join('"' + t.word.replace('"', '""') + '"' for t in terms)
+            expression = f"content : ({words})"
             rows = conn.execute(sql, (expression, question.sample, n)).fetchall()
             return [Candidate(row[3], row[0], (row[1], row[2])) for row in rows]
 
         async def statistics(stems: Sequence[str]) -> CorpusStatistics:
-            rows, (tokens,) = fts5_totals(conn, "memory_fts")
+            rows, (tokens, *_) = fts5_totals(conn, "memory_fts")
             marks = ", ".join("?" * len(stems))
             frequency = dict(
                 conn.execute(
@@ -491,11 +492,11 @@ def fts5_recall(
         "JOIN memory_records AS r ON r.seq = memory_fts.rowid "
         "WHERE memory_fts MATCH ? AND EXISTS (SELECT 1 FROM memory_scope s "
         "WHERE s.record_seq = r.seq AND s.key = 'sample' AND s.value = ?) "
-        "ORDER BY bm25(memory_fts), r.created_at DESC, r.id DESC LIMIT ?"
+        "ORDER BY bm25(memory_fts, 1.0, 0.0), r.created_at DESC, r.id DESC LIMIT ?"
     )
     values, started = [], time.perf_counter()
     for q in questions:
-        expression = " OR ".join(f'"{w}"' for w in words(q.text))
+        expression = "content : (" + " OR ".join(f'"{w}"' for w in words(q.text)) + ")"
         rows = conn.execute(sql, (expression, q.sample, LIMIT)).fetchall() if expression else []
         values.append(recall([row[0] for row in rows], q))
     elapsed = time.perf_counter() - started

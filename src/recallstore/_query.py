@@ -27,6 +27,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Generic, TypeVar
 
 from recallstore._porter import porter_stem
@@ -34,6 +35,7 @@ from recallstore._text import _TOKEN as _WORD
 from recallstore._text import query_terms, tokenize
 
 _Item = TypeVar("_Item")
+_PARSED_CACHE = 10_000  # records whose stem counts are kept between queries (~15 MB)
 
 STOP_WORDS: frozenset[str] = frozenset(
     """
@@ -62,6 +64,11 @@ informative ones. See docs/benchmarks.md for the measured sensitivity."""
 RERANK_CANDIDATES = 100
 """How many of an index's own best matches a backend that cannot score with BM25_K1
 and BM25_B itself (SQLite FTS5, Postgres) re-scores with :func:`bm25_score`."""
+EXHAUSTIVE_SCOPE = 1_000
+"""A search within a scope of at most this many records re-scores every record of the
+scope holding a query word (as the in-memory backend always does); a broader or
+unscoped search re-scores the index's own best :data:`RERANK_CANDIDATES`. Every
+backend applies the same threshold, so they rank alike."""
 FEEDBACK_DOCUMENTS = 5
 """How many first-pass hits pseudo-relevance feedback reads."""
 FEEDBACK_TERMS = 8
@@ -198,18 +205,37 @@ def _bm25(
     k1: float = BM25_K1,
     b: float = BM25_B,
 ) -> float:
-    if not length:
-        return 0.0
-    norm = k1 * (1 - b + b * length / (statistics.average_length or 1.0))
-    score = 0.0
-    for term in query:
-        frequency = counts.get(term.stem, 0)
-        if frequency:
-            rarity = idf(
-                statistics.document_frequency.get(term.stem, 1), statistics.total_documents
-            )
-            score += term.weight * rarity * frequency * (k1 + 1) / (frequency + norm)
-    return score
+    return _Bm25(query, statistics, k1, b).score(counts, length)
+
+
+class _Bm25:
+    """Weighted BM25 with each term's idf worked out once, for scoring many records."""
+
+    def __init__(
+        self,
+        query: Sequence[QueryTerm],
+        statistics: CorpusStatistics,
+        k1: float = BM25_K1,
+        b: float = BM25_B,
+    ) -> None:
+        frequency, documents = statistics.document_frequency, statistics.total_documents
+        self._terms = [
+            (term.stem, term.weight * idf(frequency.get(term.stem, 1), documents) * (k1 + 1))
+            for term in query
+        ]
+        self._k1, self._b = k1, b
+        self._average = statistics.average_length or 1.0
+
+    def score(self, counts: Mapping[str, int], length: int) -> float:
+        if not length:
+            return 0.0
+        norm = self._k1 * (1 - self._b + self._b * length / self._average)
+        score = 0.0
+        for stem, weight in self._terms:
+            frequency = counts.get(stem, 0)
+            if frequency:
+                score += weight * frequency / (frequency + norm)
+        return score
 
 
 def feedback_stems(feedback: Sequence[str]) -> list[str]:
@@ -236,9 +262,10 @@ class Candidate(Generic[_Item]):
 
 
 Fetch = Callable[[Sequence[QueryTerm], int], Awaitable[Sequence[Candidate[_Item]]]]
-"""Backend callback: up to ``n`` records matching any of the terms (and the query's
-filters), the index's own best first. SQLite: ``memory_fts MATCH`` of the quoted
-``word`` of each term OR-ed, ``ORDER BY bm25()``; in-memory: every match."""
+"""Backend callback: the records matching any of the terms and the query's filters.
+Within a scope of at most :data:`EXHAUSTIVE_SCOPE` records, every one; otherwise the
+index's own best ``n`` (SQLite: ``ORDER BY bm25()``; Postgres: idf-weighted matched
+terms). The in-memory backend always returns every match."""
 Statistics = Callable[[Sequence[str]], Awaitable[CorpusStatistics]]
 """Backend callback: the store-wide :class:`CorpusStatistics` for the given stems."""
 
@@ -254,11 +281,12 @@ async def rank_records(
 ) -> list[tuple[float, _Item]]:
     """The ``limit`` best records for ``text`` as (score, item), best first.
 
-    The one ranking every keyword backend shares: :func:`plan_query`, a first pass
-    re-scored with :func:`bm25_score`, pseudo-relevance feedback from its ``feedback``
-    best hits (:func:`expand_query`; 0 turns it off), and a second pass with the
-    expanded query. Only records holding a word of ``text`` itself are returned
-    (S10): feedback words change the order, never the membership.
+    The one ranking every keyword backend shares: :func:`plan_query`, one fetch of
+    the records holding its words, scored with :func:`bm25_score`, then
+    pseudo-relevance feedback from the ``feedback`` best (:func:`expand_query`; 0 turns
+    it off) and the same records scored again with the expanded query. Feedback words
+    change the order, never the membership: a keyword search returns only records
+    holding a word of ``text`` itself (S10), so they are never fetched for.
     """
     query = plan_query(text)
     if not query or limit <= 0:
@@ -266,8 +294,7 @@ async def rank_records(
     found = await fetch(query, max(candidates, limit))
     if not found:
         return []
-    original = {term.stem for term in query}
-    parsed: dict[str, Counter[str]] = {}  # by content: both passes mostly see the same records
+    parsed: dict[str, Counter[str]] = {}
     known = await statistics([term.stem for term in query])
     if feedback > 0:
         first = _score(query, found, known, parsed)
@@ -280,12 +307,16 @@ async def rank_records(
             known.average_length,
             {**more.document_frequency, **known.document_frequency},
         )
-        found = await fetch(query, max(candidates, limit))
     ranked = _score(query, found, known, parsed)
-    # S10: a keyword search returns only records holding a word of the query; feedback
-    # words re-weight those records but never bring in one without such a word.
-    ranked = [pair for pair in ranked if original & parsed[pair[1].content].keys()]
     return [(score, candidate.item) for score, candidate in ranked[:limit]]
+
+
+@lru_cache(maxsize=_PARSED_CACHE)
+def _stem_counts(content: str) -> tuple[Counter[str], int]:
+    """The stem counts and length of ``content``; cached, as the same records come back
+    query after query (callers must not change the Counter)."""
+    counts = Counter(document_stems(content))
+    return counts, counts.total()
 
 
 def _score(
@@ -294,12 +325,11 @@ def _score(
     statistics: CorpusStatistics,
     parsed: dict[str, Counter[str]],
 ) -> list[tuple[float, Candidate[_Item]]]:
+    scorer = _Bm25(query, statistics)
     scored = []
     for candidate in sorted(found, key=lambda c: c.recency, reverse=True):
-        counts = parsed.get(candidate.content)
-        if counts is None:
-            counts = parsed[candidate.content] = Counter(document_stems(candidate.content))
-        length = counts.total()
-        scored.append((_bm25(query, counts, length, statistics), candidate))
+        counts, length = _stem_counts(candidate.content)
+        parsed[candidate.content] = counts
+        scored.append((scorer.score(counts, length), candidate))
     # sorted() is stable, so equal scores keep the newest-first order set above.
     return sorted((pair for pair in scored if pair[0] > 0), key=lambda pair: -pair[0])

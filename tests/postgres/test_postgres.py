@@ -4,6 +4,7 @@ connection failures, and the GIN indexes behind scope and text filters."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 
 import psycopg
@@ -16,6 +17,7 @@ from recallstore import (
     StoreIncompatibleError,
     StoreUnavailableError,
 )
+from recallstore.backends._postgres_schema import migrations
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.postgres import SCHEMA_VERSION, PostgresMemoryStore
 from recallstore.errors import ConfigurationError
@@ -98,12 +100,59 @@ async def test_scope_and_text_filters_can_use_the_gin_indexes(
             f"EXPLAIN SELECT id FROM {table} WHERE scope @> %s::jsonb", ('{"tenant": "acme"}',)
         ).fetchall()
         text_plan = conn.execute(
-            f"EXPLAIN SELECT id FROM {table} WHERE search_text @@ "
-            f"to_tsquery('{postgres_schema}.memory_text'::regconfig, %s)",
-            ("'tea'",),
+            f"EXPLAIN SELECT id FROM {table} WHERE search_text @@ %s::tsquery", ("'tea'",)
         ).fetchall()
     assert "memory_records_scope" in " ".join(line for (line,) in scope_plan)
     assert "memory_records_text" in " ".join(line for (line,) in text_plan)
+
+
+async def test_a_version_1_schema_migrates_to_our_stems_and_totals(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {postgres_schema}")
+        conn.execute(
+            f"CREATE TABLE {postgres_schema}.schema_migrations "
+            "(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for statement in migrations(postgres_schema)[0]:
+            assert isinstance(statement, str)
+            conn.execute(statement)
+        conn.execute(f"INSERT INTO {postgres_schema}.schema_migrations (version) VALUES (1)")
+        for n, (user, content) in enumerate(
+            [("u1", "walking the dogs in the park"), ("u2", "the dog walked home")], start=1
+        ):
+            conn.execute(
+                f"INSERT INTO {postgres_schema}.memory_records (id, scope, kind, content, "
+                "created_at, updated_at, search_text) VALUES (%s, %s, 'fact', %s, "
+                f"now() - interval '{3 - n} seconds', now(), "
+                f"to_tsvector('{postgres_schema}.memory_text'::regconfig, %s))",
+                (f"r{n}", json.dumps({"user": user}), content, content),
+            )
+    async with PostgresMemoryStore(postgres_url, schema=postgres_schema) as store:
+        both = await store.search(MemorySearchQuery(query="walk the dog"))
+        scoped = await store.search(MemorySearchQuery(query="walks", scope={"user": "u2"}))
+        await store.write([MemoryWriteInput(scope={"user": "u3"}, content="a walk")])
+        await store.delete("r1")
+        after = await store.search(MemorySearchQuery(query="walk"))
+    assert {hit.record.id for hit in both} == {"r1", "r2"}
+    assert [hit.record.id for hit in scoped] == ["r2"]
+    assert {hit.record.content for hit in after} == {"the dog walked home", "a walk"}
+    with psycopg.connect(postgres_url) as conn:
+        stems = conn.execute(
+            f"SELECT search_text::text, search_length FROM {postgres_schema}.memory_records "
+            "WHERE id = 'r2'"
+        ).fetchone()
+        totals = conn.execute(
+            f"SELECT documents, tokens FROM {postgres_schema}.memory_totals"
+        ).fetchone()
+        frequencies: dict[str, int] = dict(
+            conn.execute(f"SELECT stem, documents FROM {postgres_schema}.memory_stems").fetchall()
+        )
+    assert stems == ("'dog' 'home' 'the' 'walk'", 4)
+    assert totals == (2, 4 + 2)
+    # r1's words left with it ("park" only it held); "walk" is in r2 and the new record.
+    assert frequencies == {"dog": 1, "home": 1, "the": 1, "walk": 2, "a": 1}
 
 
 async def test_connections_the_server_dropped_are_replaced_not_failed(

@@ -7,17 +7,109 @@ whose version is newer than ``SCHEMA_VERSION`` is refused before anything is wri
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from recallstore._query import document_stems
 from recallstore.errors import StoreIncompatibleError
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["SCHEMA_VERSION", "installed_version", "migrate", "migrations"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "index_stems",
+    "installed_version",
+    "migrate",
+    "migrations",
+]
+
+MAX_LEXEME_BYTES: Final = 2_047
+"""Postgres refuses a tsvector lexeme longer than this; a longer stem is not indexed."""
+
+Step = str | Callable[["AsyncConnection[Any]", str], Awaitable[None]]
+"""One migration step: a statement, or a coroutine given the connection and schema
+(for what SQL cannot compute, such as our Porter stems)."""
+
+_RESTEM_PAGE: Final = 1_000
 
 
-def migrations(schema: str) -> list[list[str]]:
+def index_stems(content: str) -> tuple[list[str], int]:
+    """What ``search_text`` and ``search_length`` hold for ``content``: its distinct
+    stems (those Postgres can store) and its length in stems, as every backend counts."""
+    stems = document_stems(content)
+    kept = [stem for stem in dict.fromkeys(stems) if len(stem.encode()) <= MAX_LEXEME_BYTES]
+    return kept, len(stems)
+
+
+async def _restem(conn: AsyncConnection[Any], schema: str) -> None:
+    """Recompute every record's search columns from our own stems, a page at a time."""
+    after = ""
+    while True:
+        cursor = await conn.execute(
+            f"SELECT id, content FROM {schema}.memory_records WHERE id > %s ORDER BY id LIMIT %s",
+            (after, _RESTEM_PAGE),
+        )
+        rows = await cursor.fetchall()
+        if not rows:
+            return
+        async with conn.cursor() as update:
+            await update.executemany(
+                f"UPDATE {schema}.memory_records SET search_text = array_to_tsvector(%s::text[]), "
+                "search_length = %s WHERE id = %s",
+                [(*index_stems(content), record_id) for record_id, content in rows],
+            )
+        after = rows[-1][0]
+
+
+def _totals_trigger(schema: str, event: str, table: str, sign: str) -> list[str]:
+    function = f"{schema}.memory_totals_{event.lower()}"
+    return [
+        f"""CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE {schema}.memory_totals SET
+                documents = documents {sign} (SELECT count(*) FROM {table}),
+                tokens = tokens {sign} (SELECT coalesce(sum(search_length), 0) FROM {table}),
+                version = version + 1;
+            RETURN NULL;
+        END $$""",
+        f"CREATE TRIGGER memory_totals_{event.lower()} AFTER {event} ON {schema}.memory_records "
+        f"REFERENCING {'NEW' if sign == '+' else 'OLD'} TABLE AS {table} "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+    ]
+
+
+def _stems_trigger(schema: str, event: str, table: str, sign: str) -> list[str]:
+    # Named after the totals trigger so it fires second: the totals row lock taken
+    # first serialises writers, so two never lock the same stems in turn (deadlock).
+    function = f"{schema}.memory_totals_{event.lower()}_stems"
+    counted = (
+        f"SELECT stem, count(*) AS documents FROM {table}, "
+        "unnest(tsvector_to_array(search_text)) AS stem GROUP BY stem ORDER BY stem"
+    )
+    change = (
+        f"INSERT INTO {schema}.memory_stems AS s (stem, documents) {counted} "
+        "ON CONFLICT (stem) DO UPDATE SET documents = s.documents + excluded.documents"
+        if sign == "+"
+        else f"UPDATE {schema}.memory_stems AS s SET documents = s.documents - c.documents "
+        f"FROM ({counted}) AS c WHERE s.stem = c.stem; "
+        # A stem no record holds any more leaves the table, as its record did (S5).
+        f"DELETE FROM {schema}.memory_stems AS s USING ({counted}) AS c "
+        "WHERE s.stem = c.stem AND s.documents <= 0"
+    )
+    return [
+        f"""CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            {change};
+            RETURN NULL;
+        END $$""",
+        f"CREATE TRIGGER memory_totals_{event.lower()}_stems AFTER {event} "
+        f"ON {schema}.memory_records REFERENCING {'NEW' if sign == '+' else 'OLD'} TABLE "
+        f"AS {table} FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+    ]
+
+
+def migrations(schema: str) -> list[Sequence[Step]]:
     """The append-only migration ladder: entry ``n`` upgrades version ``n`` to ``n + 1``."""
     return [
         [
@@ -54,10 +146,39 @@ def migrations(schema: str) -> list[list[str]]:
             f"CREATE INDEX memory_records_recency ON {schema}.memory_records "
             "(created_at DESC, id DESC)",
         ],
+        # Version 2: the same stems as every backend (recallstore._query), and the
+        # store-wide BM25 totals kept by triggers, so a search never counts the table.
+        [
+            f"ALTER TABLE {schema}.memory_records ADD COLUMN search_length integer NOT NULL "
+            "DEFAULT 0",
+            _restem,
+            f"DROP TEXT SEARCH CONFIGURATION {schema}.memory_text",
+            f"DROP TEXT SEARCH DICTIONARY {schema}.english_stem_all",
+            f"""CREATE TABLE {schema}.memory_totals (
+                only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+                documents bigint NOT NULL,
+                tokens bigint NOT NULL,
+                version bigint NOT NULL
+            )""",
+            f"INSERT INTO {schema}.memory_totals "
+            f"SELECT true, count(*), coalesce(sum(search_length), 0), 0 "
+            f"FROM {schema}.memory_records",
+            *_totals_trigger(schema, "INSERT", "added", "+"),
+            *_totals_trigger(schema, "DELETE", "removed", "-"),
+            f"""CREATE TABLE {schema}.memory_stems (
+                stem text PRIMARY KEY,
+                documents bigint NOT NULL
+            )""",
+            f"INSERT INTO {schema}.memory_stems "
+            f"SELECT stem, count(*) FROM {schema}.memory_records, "
+            "unnest(tsvector_to_array(search_text)) AS stem GROUP BY stem",
+            *_stems_trigger(schema, "INSERT", "added", "+"),
+            *_stems_trigger(schema, "DELETE", "removed", "-"),
+        ],
     ]
 
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 """The schema version this code writes; a newer database is refused."""
 
 
@@ -97,8 +218,11 @@ async def migrate(conn: AsyncConnection[Any], schema: str, target: str) -> None:
         if found > SCHEMA_VERSION:
             raise StoreIncompatibleError(target, found, SCHEMA_VERSION)
         for version, steps in enumerate(migrations(schema)[found:], start=found + 1):
-            for statement in steps:
-                await conn.execute(statement)
+            for step in steps:
+                if isinstance(step, str):
+                    await conn.execute(step)
+                else:
+                    await step(conn, schema)
             await conn.execute(
                 f"INSERT INTO {schema}.schema_migrations (version) VALUES (%s)", (version,)
             )

@@ -108,6 +108,66 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             END""",
         ),
     ),
+    (
+        2,
+        # Scope-bounded search: each scope pair of a record becomes one token of a second
+        # FTS5 column, so a scoped search intersects doclists inside FTS5 instead of
+        # matching across every scope and filtering afterwards. The token is
+        # hex(key) 'x' hex(value) '0': letters and digits only, so one token, unique per
+        # pair, and ending in a digit so the Porter stemmer leaves it alone
+        # (``_sqlite_search.scope_token`` builds the same in Python). The index becomes
+        # contentless: the text stays in memory_records only, and the triggers hand the
+        # old values to FTS5's 'delete'.
+        (
+            "DROP TRIGGER memory_records_fts_insert",
+            "DROP TRIGGER memory_records_fts_delete",
+            "DROP TRIGGER memory_records_fts_update",
+            "DROP TABLE memory_fts",
+            """CREATE VIRTUAL TABLE memory_fts USING fts5 (
+                content,
+                scope_terms,
+                content = '',
+                tokenize = '{tokenize}'
+            )""",
+            """CREATE VIRTUAL TABLE memory_fts_vocab USING fts5vocab (memory_fts, 'col')""",
+            """INSERT INTO memory_fts (rowid, content, scope_terms)
+            SELECT seq, content, (
+                SELECT group_concat(hex(key) || 'x' || hex(value) || '0', ' ')
+                FROM json_each(memory_records.scope)
+            ) FROM memory_records""",
+            """CREATE TRIGGER memory_records_fts_insert AFTER INSERT ON memory_records BEGIN
+                INSERT INTO memory_fts (rowid, content, scope_terms) VALUES (
+                    new.seq, new.content, (
+                        SELECT group_concat(hex(key) || 'x' || hex(value) || '0', ' ')
+                        FROM json_each(new.scope)
+                    )
+                );
+            END""",
+            """CREATE TRIGGER memory_records_fts_delete AFTER DELETE ON memory_records BEGIN
+                INSERT INTO memory_fts (memory_fts, rowid, content, scope_terms) VALUES (
+                    'delete', old.seq, old.content, (
+                        SELECT group_concat(hex(key) || 'x' || hex(value) || '0', ' ')
+                        FROM json_each(old.scope)
+                    )
+                );
+            END""",
+            """CREATE TRIGGER memory_records_fts_update
+            AFTER UPDATE OF content, scope ON memory_records BEGIN
+                INSERT INTO memory_fts (memory_fts, rowid, content, scope_terms) VALUES (
+                    'delete', old.seq, old.content, (
+                        SELECT group_concat(hex(key) || 'x' || hex(value) || '0', ' ')
+                        FROM json_each(old.scope)
+                    )
+                );
+                INSERT INTO memory_fts (rowid, content, scope_terms) VALUES (
+                    new.seq, new.content, (
+                        SELECT group_concat(hex(key) || 'x' || hex(value) || '0', ' ')
+                        FROM json_each(new.scope)
+                    )
+                );
+            END""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]

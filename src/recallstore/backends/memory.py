@@ -1,7 +1,8 @@
 """``InMemoryMemoryStore``: the reference backend, for development, tests and CI.
 
-Keyword search is ranked with Okapi BM25 over the same tokens the SQLite backend
-indexes (minus stemming), so rarer and more matching terms rank higher.
+Keyword search indexes the same Porter stems as the SQLite backend and ranks with the
+ranking every keyword backend shares (``recallstore._query``): every record of the
+filters holding a query stem is a candidate, statistics are counted over the store.
 """
 
 from __future__ import annotations
@@ -13,11 +14,10 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Final, Self
 
-from recallstore._text import tokenize
-from recallstore.backends._ranking import Bm25
+from recallstore._query import Candidate, CorpusStatistics, QueryTerm, document_stems, rank_records
 from recallstore.backends.base import BaseMemoryStore, RecordChanges, StoreDescription
 from recallstore.errors import ConfigurationError
-from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
+from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
 from recallstore.store import (
     EXPORT_EXTENSION,
     IMPORT_EXTENSION,
@@ -46,7 +46,11 @@ class InMemoryMemoryStore(BaseMemoryStore[None]):
     def __init__(self, *, clock: Clock = utc_now, ids: Callable[[], str] = new_record_id) -> None:
         super().__init__(clock=clock, ids=ids)
         self._records: dict[str, MemoryRecord] = {}
-        self._tokens: dict[str, Counter[str]] = {}
+        # The search index: each record's stems, the records holding each stem, and the
+        # store's token total (for the mean length BM25 normalises by).
+        self._stems: dict[str, Counter[str]] = {}
+        self._postings: dict[str, set[str]] = {}
+        self._tokens = 0
         self._lock = asyncio.Lock()
         self._closed = False
 
@@ -94,7 +98,11 @@ class InMemoryMemoryStore(BaseMemoryStore[None]):
     async def _insert(self, handle: None, records: Sequence[MemoryRecord]) -> None:
         for record in records:
             self._records[record.id] = record
-            self._tokens[record.id] = Counter(tokenize(record.content))
+            stems = Counter(document_stems(record.content))
+            self._stems[record.id] = stems
+            self._tokens += stems.total()
+            for stem in stems:
+                self._postings.setdefault(stem, set()).add(record.id)
 
     async def _update(self, handle: None, id: str, changes: RecordChanges) -> None:
         self._records[id] = self._records[id].model_copy(update=dict(changes))
@@ -102,28 +110,57 @@ class InMemoryMemoryStore(BaseMemoryStore[None]):
     async def _delete(self, id: str) -> None:
         async with self._lock:
             self._records.pop(id, None)
-            self._tokens.pop(id, None)
+            stems = self._stems.pop(id, None)
+            if stems is not None:
+                self._tokens -= stems.total()
+                for stem in stems:
+                    holders = self._postings[stem]
+                    holders.discard(id)
+                    if not holders:
+                        del self._postings[stem]
 
     async def _search(
         self, query: MemorySearchQuery, terms: Sequence[str], now: datetime
     ) -> list[MemoryHit]:
-        candidates = [
-            record
-            for record in self._records.values()
-            if scope_matches(record.scope, query.scope)
-            and (query.kinds is None or record.kind in query.kinds)
-            and all(tag in record.tags for tag in query.tags or ())
-            and (query.include_invalidated or not record.is_invalidated)
-            and (query.include_expired or not record.is_expired(now))
-        ]
-        candidates.sort(key=lambda r: (r.created_at, r.id), reverse=True)
+        def admitted(record: MemoryRecord) -> bool:
+            return (
+                scope_matches(record.scope, query.scope)
+                and (query.kinds is None or record.kind in query.kinds)
+                and all(tag in record.tags for tag in query.tags or ())
+                and (query.include_invalidated or not record.is_invalidated)
+                and (query.include_expired or not record.is_expired(now))
+            )
+
         if query.is_listing:
-            return [MemoryHit(record=r, score=None) for r in candidates[: query.limit]]
-        scorer = Bm25(self._tokens, terms)
-        scored = [(scorer.score(self._tokens[r.id]), r) for r in candidates]
-        # Stable sort keeps the recency order among equal scores.
-        ranked = sorted((pair for pair in scored if pair[0] > 0), key=lambda p: -p[0])
-        return [MemoryHit(record=r, score=score) for score, r in ranked[: query.limit]]
+            listed = sorted(
+                (record for record in self._records.values() if admitted(record)),
+                key=lambda r: (r.created_at, r.id),
+                reverse=True,
+            )
+            return [MemoryHit(record=r, score=None) for r in listed[: query.limit]]
+
+        async def fetch(query_terms: Sequence[QueryTerm], n: int) -> list[Candidate[MemoryRecord]]:
+            # Every match, whatever n: the ranking then sees what SQLite's exhaustive
+            # path sees within a scope.
+            ids = set().union(*(self._postings.get(term.stem, ()) for term in query_terms))
+            records = (self._records[record_id] for record_id in ids)
+            return [
+                Candidate(record, record.content, (format_timestamp(record.created_at), record.id))
+                for record in records
+                if admitted(record)
+            ]
+
+        async def statistics(stems: Sequence[str]) -> CorpusStatistics:
+            documents = len(self._records)
+            frequency = {
+                stem: len(self._postings[stem]) for stem in stems if stem in self._postings
+            }
+            return CorpusStatistics(
+                documents, self._tokens / documents if documents else 0.0, frequency
+            )
+
+        ranked = await rank_records(query.query or "", fetch, statistics, query.limit)
+        return [MemoryHit(record=record, score=score) for score, record in ranked]
 
     async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
         snapshot = sorted(self._records.values(), key=lambda r: (r.created_at, r.id))

@@ -1,10 +1,9 @@
 """``PostgresMemoryStore``: the production tier, for deployments that outgrow one machine.
 
-Same protocol and conformance kit as the SQLite backend. Text search uses a stored
-``tsvector`` with a GIN index over the same tokens the other backends index (English
-stemming, no stop words); subset scope filters use ``jsonb @>`` on a GIN index.
-Postgres' own ``ts_rank`` has no notion of term rarity, so relevance here is BM25-like:
-each matched term's ``ts_rank`` weighted by its inverse document frequency.
+Same protocol and conformance kit as the SQLite backend. Text search: a stored
+``tsvector`` of the Porter stems every backend indexes, under a GIN index, finds the
+candidates, and the ranking every keyword backend shares (``recallstore._query``)
+orders them; subset scope filters use ``jsonb @>`` on a GIN index.
 
 Needs the ``postgres`` extra: ``pip install 'recallstore[postgres]'``.
 """
@@ -17,9 +16,12 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
-from recallstore._text import tokenize
-from recallstore.backends._postgres_schema import SCHEMA_VERSION, migrate
-from recallstore.backends._ranking import lucene_idf
+from recallstore.backends._postgres_schema import SCHEMA_VERSION, index_stems, migrate
+from recallstore.backends._postgres_search import (
+    PostgresStatistics,
+    filter_clauses,
+    ranked_candidates,
+)
 from recallstore.backends.base import BaseMemoryStore, RecordChanges, StoreDescription
 from recallstore.errors import ConfigurationError, MissingDependencyError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
@@ -32,6 +34,11 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
 
 _EXPORT_PAGE = 500
+_INSERT_PAGE = 1_000  # 17 parameters a row, well under Postgres' 65,535 per statement
+_VALUES = (
+    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+    "array_to_tsvector(%s::text[]), %s)"
+)
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
 # password=... in a key/value conninfo string or a URL's query string.
@@ -47,20 +54,10 @@ def _redact(dsn: str) -> str:
     return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1:***@", dsn))
 
 
-def _index_text(content: str) -> str:
-    # Index our own tokens so every backend agrees on what a word is.
-    return " ".join(tokenize(content))
-
-
-def _tsquery_operand(term: str) -> str:
-    # Terms are runs of letters and digits only (see _text), so quoting cannot be escaped.
-    return f"'{term}'"
-
-
 class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
     """A ``MemoryStore`` on PostgreSQL (13+), in its own schema of one database.
 
-    Keyword search (stemmed, rarity-weighted), durable, import and export.
+    Keyword search (Porter stems, weighted BM25), durable, import and export.
     """
 
     durable = True
@@ -85,13 +82,11 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
         self._target = _redact(dsn)
         self._schema = schema
         self._table = f"{schema}.memory_records"
-        self._config = f"'{schema}.memory_text'::regconfig"
+        self._statistics = PostgresStatistics(schema)
         self._pool_size = (min_connections, max_connections)
         self._pool: AsyncConnectionPool[Any] | None = None
         self._insert_sql = (
-            f"INSERT INTO {self._table} ({_COLUMNS}, search_text) VALUES "
-            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-            f"to_tsvector({self._config}, %s))"
+            f"INSERT INTO {self._table} ({_COLUMNS}, search_text, search_length) VALUES "
         )
 
     @classmethod
@@ -216,8 +211,13 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
         return {row[0]: row[1] is not None for row in await cursor.fetchall()}
 
     async def _insert(self, handle: AsyncConnection[Any], records: Sequence[MemoryRecord]) -> None:
-        async with handle.cursor() as cursor:
-            await cursor.executemany(self._insert_sql, [_row_params(r) for r in records])
+        # One statement per page of rows, so the statement-level triggers that keep the
+        # search statistics run once per page rather than once per record.
+        for start in range(0, len(records), _INSERT_PAGE):
+            page = records[start : start + _INSERT_PAGE]
+            values = ", ".join([_VALUES] * len(page))
+            params = [value for record in page for value in _row_params(record)]
+            await handle.execute(self._insert_sql + values, params)
 
     async def _update(self, handle: AsyncConnection[Any], id: str, changes: RecordChanges) -> None:
         names = sorted(changes)  # field names from the base class, never user text
@@ -256,72 +256,23 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
     async def _search(
         self, query: MemorySearchQuery, terms: Sequence[str], now: datetime
     ) -> list[MemoryHit]:
-        """Filter (S7–S9), then rank by weighted text rank or list by recency (S10–S12)."""
-        from psycopg.types.json import Jsonb
-
-        where: list[str] = []
-        params: list[Any] = []
-        if query.scope:
-            where.append("scope @> %s")
-            params.append(Jsonb(query.scope))
-        if query.kinds is not None:
-            where.append("kind = ANY(%s)")
-            params.append(list(query.kinds))
-        if query.tags:
-            where.append("tags @> %s::text[]")
-            params.append(list(query.tags))
-        if not query.include_invalidated:
-            where.append("invalid_at IS NULL")
-        if not query.include_expired:
-            where.append("(expires_at IS NULL OR expires_at > %s)")
-            params.append(now)
-        if query.is_listing:
-            sql = (
-                f"SELECT {_COLUMNS}, NULL FROM {self._table} "
-                f"WHERE {' AND '.join(where) or 'TRUE'} "
-                "ORDER BY created_at DESC, id DESC LIMIT %s"
-            )
+        """Filter (S7–S9), then rank (``_postgres_search``) or list by recency (S10–S12)."""
+        if not query.is_listing:
             async with self._reading() as conn:
-                cursor = await conn.execute(sql, [*params, query.limit])
-                rows = await cursor.fetchall()
-            return [MemoryHit(record=_record(row[:-1]), score=None) for row in rows]
-        operands = [_tsquery_operand(term) for term in terms]
+                ranked = await ranked_candidates(
+                    conn, self._schema, _COLUMNS, query, now, self._statistics
+                )
+            return [MemoryHit(record=_record(row), score=score) for score, row in ranked]
+        where, params = filter_clauses(query, now)
+        sql = (
+            f"SELECT {_COLUMNS} FROM {self._table} "
+            f"WHERE {' AND '.join(where) or 'TRUE'} "
+            "ORDER BY created_at DESC, id DESC LIMIT %s"
+        )
         async with self._reading() as conn:
-            idf = await self._idf(conn, operands)
-            score = " + ".join(
-                f"%s * ts_rank(search_text, to_tsquery({self._config}, %s))" for _ in operands
-            )
-            score_params: list[Any] = []
-            for operand in operands:
-                score_params += [idf[operand], operand]
-            sql = (
-                f"SELECT {_COLUMNS}, ({score}) AS score FROM {self._table} "
-                f"WHERE search_text @@ to_tsquery({self._config}, %s) "
-                f"{''.join(' AND ' + clause for clause in where)} "
-                "ORDER BY score DESC, created_at DESC, id DESC LIMIT %s"
-            )
-            cursor = await conn.execute(
-                sql, [*score_params, " | ".join(operands), *params, query.limit]
-            )
+            cursor = await conn.execute(sql, [*params, query.limit])
             rows = await cursor.fetchall()
-        return [MemoryHit(record=_record(row[:-1]), score=float(row[-1])) for row in rows]
-
-    async def _idf(self, conn: AsyncConnection[Any], operands: list[str]) -> dict[str, float]:
-        counts = ", ".join(
-            f"(SELECT count(*) FROM {self._table} "
-            f"WHERE search_text @@ to_tsquery({self._config}, %s))"
-            for _ in operands
-        )
-        cursor = await conn.execute(
-            f"SELECT (SELECT count(*) FROM {self._table}), {counts}", operands
-        )
-        row = await cursor.fetchone()
-        assert row is not None
-        total = max(int(row[0]), 1)
-        return {
-            operand: lucene_idf(total, int(containing))
-            for operand, containing in zip(operands, row[1:], strict=True)
-        }
+        return [MemoryHit(record=_record(row), score=None) for row in rows]
 
 
 def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
@@ -344,7 +295,7 @@ def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
         None if record.target is None else Jsonb(data["target"]),
         None if record.payload is None else Jsonb(record.payload),
         Jsonb(data["supports"]),
-        _index_text(record.content),
+        *index_stems(record.content),
     )
 
 

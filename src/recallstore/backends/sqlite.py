@@ -1,13 +1,16 @@
 """``SqliteMemoryStore``: the bundled, durable backend on SQLite FTS5 (via aiosqlite).
 
-One database file per store, owned by memory alone. Keyword search is FTS5 ranked by
-bm25; query text is tokenised and every token quoted, and the expression is always a
-bound parameter. Scope pairs and tags sit in indexed side tables, so a subset filter
-is answered from indexes, never by scanning JSON. Every write is one ``BEGIN IMMEDIATE``
-transaction (WAL, ``synchronous=FULL``), so a batch lands whole or not at all, and of
-two concurrent supersedes of one record exactly one wins, across connections and
-processes. Deleted content leaves the file: ``secure_delete`` zeroes freed space and
-the FTS5 index is merged after each delete so no segment keeps the forgotten terms.
+One database file per store, owned by memory alone. Keyword search: FTS5 finds the
+records holding the query's words within the scope (scope pairs are indexed tokens), and
+the ranking every keyword backend shares (``recallstore._query``: stop words, weighted
+BM25, pseudo-relevance feedback) orders them; every token is quoted, and the expression
+is always a bound parameter. Scope pairs and tags also sit in indexed side tables, so a
+listing's subset filter is answered from indexes, never by scanning JSON. Every write is
+one ``BEGIN IMMEDIATE`` transaction (WAL, ``synchronous=FULL``), so a batch lands whole
+or not at all, and of two concurrent supersedes of one record exactly one wins, across
+connections and processes. Deleted content leaves the file: ``secure_delete`` zeroes
+freed space and the FTS5 index is merged after each delete so no segment keeps the
+forgotten terms.
 """
 
 from __future__ import annotations
@@ -40,10 +43,11 @@ from recallstore.backends._sqlite_rows import (
     run,
 )
 from recallstore.backends._sqlite_search import (
+    FtsStatistics,
     choose_driver,
     filters_of,
-    fts_expression,
-    search_sql,
+    listing_sql,
+    ranked_search,
 )
 from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, truncate_wal
 from recallstore.backends.base import BaseMemoryStore, RecordChanges, StoreDescription
@@ -64,7 +68,7 @@ _SQLITE_PREFIX: Final = "sqlite://"
 class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     """A durable ``MemoryStore`` in one SQLite file; several stores may share the file.
 
-    Keyword search (FTS5 bm25), durable, import and export. Use as ``async with
+    Keyword search (FTS5, ranked by weighted BM25), durable, import and export. Use as ``async with
     SqliteMemoryStore(path) as store:`` (or ``await store.open()`` and ``await
     store.aclose()``). Opening creates the file and migrates its schema; a file from a
     newer recallstore raises :class:`~recallstore.errors.StoreIncompatibleError` and
@@ -95,6 +99,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         self._tokenizer = _tokenizer
         self._synchronous = _synchronous
         self._conn: aiosqlite.Connection | None = None
+        self._statistics = FtsStatistics()
         self._lock = asyncio.Lock()
         self._commits = GroupCommit(self._lock, self._observe_newest_now, str(self.path))
         # Deleted text left in the WAL because a reader held an older snapshot.
@@ -282,17 +287,14 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     async def _search(
         self, query: MemorySearchQuery, terms: Sequence[str], now: datetime
     ) -> list[MemoryHit]:
-        expression = None if query.is_listing else fts_expression(query.query or "")
-        filters = filters_of(query)
         async with self._reading() as conn:
+            if not query.is_listing:
+                return await ranked_search(conn, query, now, self._statistics)
+            filters = filters_of(query)
             driver = await choose_driver(conn, filters)
-            sql, params = search_sql(query, expression, now, filters, driver)
+            sql, params = listing_sql(query, now, filters, driver)
             rows = await conn.execute_fetchall(sql, params)
-        hits = []
-        for row in rows:
-            score = None if query.is_listing else -float(row[len(COLUMN_NAMES)])
-            hits.append(MemoryHit(record=record_from_row(row), score=score))
-        return hits
+        return [MemoryHit(record=record_from_row(row), score=None) for row in rows]
 
     async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
         """Pages keyed on ``(created_at, id)``, so each record is yielded once even when
