@@ -25,6 +25,7 @@ from recallstore.records import (
 
 __all__ = [
     "EXPORT_EXTENSION",
+    "IDEMPOTENCY_EXTENSION",
     "IMPORT_EXTENSION",
     "MAX_QUERY_TERMS",
     "Clock",
@@ -251,6 +252,8 @@ IMPORT_EXTENSION = "import"
 """``capabilities().extensions`` name of stores with ``import_records`` (exact inserts)."""
 EXPORT_EXTENSION = "export"
 """``capabilities().extensions`` name of stores with ``export_records`` (full streaming)."""
+IDEMPOTENCY_EXTENSION = "idempotency"
+"""``capabilities().extensions`` name of stores that take ``idempotency_key`` (S16)."""
 
 
 @runtime_checkable

@@ -54,10 +54,16 @@ def migrations(schema: str) -> list[list[str]]:
             f"CREATE INDEX memory_records_recency ON {schema}.memory_records "
             "(created_at DESC, id DESC)",
         ],
+        # Idempotency keys (S16): one valid record per (scope, key).
+        [
+            f"ALTER TABLE {schema}.memory_records ADD COLUMN idempotency_key text",
+            f"CREATE UNIQUE INDEX memory_records_idempotency ON {schema}.memory_records "
+            "(scope, idempotency_key) WHERE idempotency_key IS NOT NULL AND invalid_at IS NULL",
+        ],
     ]
 
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 """The schema version this code writes; a newer database is refused."""
 
 

@@ -17,13 +17,15 @@ __all__ = [
     "RECORD_COLUMNS",
     "fetchone",
     "insert_records",
+    "json_text",
     "record_from_row",
     "run",
 ]
 
 COLUMNS: Final = (
     "id, kind, content, scope, tags, provenance, target, payload, supports, "
-    "created_at, updated_at, invalid_at, invalid_reason, superseded_by, expires_at"
+    "created_at, updated_at, invalid_at, invalid_reason, superseded_by, expires_at, "
+    "idempotency_key"
 )
 """The record's columns, in the order rows are read and written."""
 COLUMN_NAMES: Final = tuple(name.strip() for name in COLUMNS.split(","))
@@ -58,9 +60,14 @@ def _record_row(record: MemoryRecord) -> tuple[Any, ...]:
     for name in COLUMN_NAMES:
         value = data[name]
         if name in _JSON_COLUMNS and value is not None:
-            value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+            value = json_text(value)
         row.append(value)
     return tuple(row)
+
+
+def json_text(value: Any) -> str:
+    """A JSON column's text; a canonical scope gives one string per scope."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def record_from_row(row: Iterable[Any]) -> MemoryRecord:

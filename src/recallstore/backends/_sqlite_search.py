@@ -96,6 +96,9 @@ def search_sql(
         kinds = sorted(set(query.kinds))
         where.append(f"r.kind IN ({', '.join('?' * len(kinds))})")
         params.extend(kinds)
+    if query.target_key is not None:
+        where.append("json_extract(r.target, '$.key') = ?")
+        params.append(query.target_key)
     if not query.include_invalidated:
         where.append("r.invalid_at IS NULL")
     if not query.include_expired:

@@ -20,10 +20,22 @@ from typing import TYPE_CHECKING, Any, Self
 from recallstore._text import tokenize
 from recallstore.backends._postgres_schema import SCHEMA_VERSION, migrate
 from recallstore.backends._ranking import lucene_idf
-from recallstore.backends.base import BaseMemoryStore, RecordChanges, StoreDescription
+from recallstore.backends.base import (
+    BaseMemoryStore,
+    IdempotencyKey,
+    RecordChanges,
+    StoreDescription,
+)
 from recallstore.errors import ConfigurationError, MissingDependencyError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
-from recallstore.store import EXPORT_EXTENSION, IMPORT_EXTENSION, Clock, new_record_id, utc_now
+from recallstore.store import (
+    EXPORT_EXTENSION,
+    IDEMPOTENCY_EXTENSION,
+    IMPORT_EXTENSION,
+    Clock,
+    new_record_id,
+    utc_now,
+)
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -39,7 +51,7 @@ _PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*
 
 _COLUMNS = (
     "id, scope, kind, content, tags, provenance, created_at, updated_at, invalid_at, "
-    "invalid_reason, superseded_by, expires_at, target, payload, supports"
+    "invalid_reason, superseded_by, expires_at, target, payload, supports, idempotency_key"
 )
 
 
@@ -64,7 +76,7 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
     """
 
     durable = True
-    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION})
+    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION})
 
     def __init__(
         self,
@@ -90,7 +102,7 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
         self._pool: AsyncConnectionPool[Any] | None = None
         self._insert_sql = (
             f"INSERT INTO {self._table} ({_COLUMNS}, search_text) VALUES "
-            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
             f"to_tsvector({self._config}, %s))"
         )
 
@@ -215,6 +227,30 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
         )
         return {row[0]: row[1] is not None for row in await cursor.fetchall()}
 
+    async def _fetch_keyed(
+        self, handle: AsyncConnection[Any], keys: Sequence[IdempotencyKey]
+    ) -> dict[IdempotencyKey, MemoryRecord]:
+        from psycopg.types.json import Jsonb
+
+        found: dict[IdempotencyKey, MemoryRecord] = {}
+        for pairs, name in sorted(keys):
+            # A transaction-scoped lock per key: a concurrent writer of the same key
+            # waits here until we commit, then sees our record (row locks cannot cover
+            # a row that does not exist yet). Sorted, so two batches never deadlock.
+            await handle.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+                (f"{self._schema}:{pairs!r}", name),
+            )
+            cursor = await handle.execute(
+                f"SELECT {_COLUMNS} FROM {self._table} WHERE scope = %s "
+                "AND idempotency_key = %s AND invalid_at IS NULL FOR UPDATE",
+                (Jsonb(dict(pairs)), name),
+            )
+            row = await cursor.fetchone()
+            if row is not None:
+                found[(pairs, name)] = _record(row)
+        return found
+
     async def _insert(self, handle: AsyncConnection[Any], records: Sequence[MemoryRecord]) -> None:
         async with handle.cursor() as cursor:
             await cursor.executemany(self._insert_sql, [_row_params(r) for r in records])
@@ -270,6 +306,9 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
         if query.tags:
             where.append("tags @> %s::text[]")
             params.append(list(query.tags))
+        if query.target_key is not None:
+            where.append("target->>'key' = %s")
+            params.append(query.target_key)
         if not query.include_invalidated:
             where.append("invalid_at IS NULL")
         if not query.include_expired:
@@ -344,6 +383,7 @@ def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
         None if record.target is None else Jsonb(data["target"]),
         None if record.payload is None else Jsonb(record.payload),
         Jsonb(data["supports"]),
+        record.idempotency_key,
         _index_text(record.content),
     )
 
@@ -365,6 +405,7 @@ def _record(row: Sequence[Any]) -> MemoryRecord:
         target,
         payload,
         supports,
+        idempotency_key,
     ) = row
     fields: dict[str, Any] = {
         "id": record_id,
@@ -382,5 +423,6 @@ def _record(row: Sequence[Any]) -> MemoryRecord:
         "target": target,
         "payload": payload,
         "supports": supports,
+        "idempotency_key": idempotency_key,
     }
     return MemoryRecord.model_validate(fields)

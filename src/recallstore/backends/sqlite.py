@@ -31,6 +31,7 @@ from recallstore.backends._sqlite_rows import (
     RECORD_COLUMNS,
     fetchone,
     insert_records,
+    json_text,
     record_from_row,
     run,
 )
@@ -41,10 +42,22 @@ from recallstore.backends._sqlite_search import (
     search_sql,
 )
 from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, truncate_wal
-from recallstore.backends.base import BaseMemoryStore, RecordChanges, StoreDescription
+from recallstore.backends.base import (
+    BaseMemoryStore,
+    IdempotencyKey,
+    RecordChanges,
+    StoreDescription,
+)
 from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
-from recallstore.store import EXPORT_EXTENSION, IMPORT_EXTENSION, Clock, new_record_id, utc_now
+from recallstore.store import (
+    EXPORT_EXTENSION,
+    IDEMPOTENCY_EXTENSION,
+    IMPORT_EXTENSION,
+    Clock,
+    new_record_id,
+    utc_now,
+)
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "SqliteMemoryStore"]
 
@@ -67,7 +80,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     """
 
     durable = True
-    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION})
+    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION})
 
     def __init__(
         self,
@@ -228,6 +241,22 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     ) -> dict[str, bool]:
         rows = await _rows_by_id(handle, "invalid_at", ids)
         return {record_id: row[0] is not None for record_id, row in rows.items()}
+
+    async def _fetch_keyed(
+        self, handle: aiosqlite.Connection, keys: Sequence[IdempotencyKey]
+    ) -> dict[IdempotencyKey, MemoryRecord]:
+        # BEGIN IMMEDIATE holds the write lock, so no one takes a key before we commit.
+        found: dict[IdempotencyKey, MemoryRecord] = {}
+        for pairs, name in keys:
+            row = await fetchone(
+                handle,
+                f"SELECT {COLUMNS} FROM memory_records "
+                "WHERE scope = ? AND idempotency_key = ? AND invalid_at IS NULL",
+                (json_text(dict(pairs)), name),
+            )
+            if row is not None:
+                found[(pairs, name)] = record_from_row(row)
+        return found
 
     async def _insert(self, handle: aiosqlite.Connection, records: Sequence[MemoryRecord]) -> None:
         await insert_records(handle, records)
