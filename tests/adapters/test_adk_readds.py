@@ -6,6 +6,7 @@ import asyncio
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 from google.adk.events.event import Event
@@ -91,10 +92,19 @@ _RACER = textwrap.dedent(
 )
 
 
-async def test_two_processes_adding_one_session_store_each_event_once(tmp_path: Path) -> None:
-    db = tmp_path / "memory.db"
+async def _create(db: Path) -> None:
     async with SqliteMemoryStore(db):
         pass  # created and migrated before the race
+
+
+async def _stored(db: Path) -> list[MemoryRecord]:
+    async with SqliteMemoryStore(db) as store:
+        return await _every_record(store)
+
+
+def test_two_processes_adding_one_session_store_each_event_once(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    asyncio.run(_create(db))
     script = tmp_path / "racer.py"
     script.write_text(_RACER.format(tests=str(Path(__file__).parents[1])), encoding="utf-8")
     go = tmp_path / "go"
@@ -107,16 +117,15 @@ async def test_two_processes_adding_one_session_store_each_event_once(tmp_path: 
         for _ in range(6000):
             if all(flag.exists() for flag in ready) or any(r.poll() is not None for r in racers):
                 break
-            await asyncio.sleep(0.01)
-        go.touch()
+            time.sleep(0.01)
+        go.touch()  # both start adding at once
         codes = [racer.wait(timeout=120) for racer in racers]
     finally:
         for racer in racers:
             if racer.poll() is None:
                 racer.kill()
     assert codes == [0, 0]
-    async with SqliteMemoryStore(db) as store:
-        records = await _every_record(store)
+    records = asyncio.run(_stored(db))
     assert len(records) == 40
     assert len({r.idempotency_key for r in records}) == 40
     assert all(not r.is_invalidated for r in records)
