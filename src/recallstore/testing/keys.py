@@ -7,6 +7,7 @@ The S16 tests run on stores whose ``capabilities().extensions`` declare
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,7 @@ from recallstore.testing._rules import kit_test
 __all__ = ["KeyConformance"]
 
 _SCOPE = {"tenant": "acme", "user": "ana"}
+_KEYED: dict[str, Any] = {"scope": _SCOPE, "idempotency_key": "e1"}
 
 
 class KeyConformance(StoreHarness):
@@ -46,12 +48,10 @@ class KeyConformance(StoreHarness):
         self, idempotent_store: MemoryStore
     ) -> None:
         store = idempotent_store
-        first = await write_one(store, "Ana likes tea", scope=_SCOPE, idempotency_key="e1")
+        first = await write_one(store, "Ana likes tea", **_KEYED)
         assert first.idempotency_key == "e1"
         for _ in range(4):
-            (again,) = await store.write(
-                [memory("Ana likes tea", scope=_SCOPE, idempotency_key="e1")]
-            )
+            (again,) = await store.write([memory("Ana likes tea", **_KEYED)])
             assert again == first
         assert ids(await every_record(store)) == [first.id]
 
@@ -63,17 +63,15 @@ class KeyConformance(StoreHarness):
         self, idempotent_store: MemoryStore
     ) -> None:
         store = idempotent_store
-        first = await write_one(store, "Ana likes tea", scope=_SCOPE, idempotency_key="e1")
-        second = await write_one(store, "Ana likes coffee", scope=_SCOPE, idempotency_key="e1")
+        first = await write_one(store, "Ana likes tea", **_KEYED)
+        second = await write_one(store, "Ana likes coffee", **_KEYED)
         assert second.id != first.id
         replaced = await store.get(first.id)
         assert replaced is not None
         assert replaced.superseded_by == second.id
         assert replaced.invalid_at == second.created_at
         assert await search_ids(store, scope=_SCOPE) == [second.id]
-        (third,) = await store.write(
-            [memory("Ana likes coffee", scope=_SCOPE, idempotency_key="e1")]
-        )
+        (third,) = await store.write([memory("Ana likes coffee", **_KEYED)])
         assert third == second
 
     @kit_test(
@@ -95,9 +93,9 @@ class KeyConformance(StoreHarness):
         self, idempotent_store: MemoryStore
     ) -> None:
         store = idempotent_store
-        first = await write_one(store, "Ana likes tea", scope=_SCOPE, idempotency_key="e1")
+        first = await write_one(store, "Ana likes tea", **_KEYED)
         await store.invalidate(first.id, "wrong")
-        second = await write_one(store, "Ana likes tea", scope=_SCOPE, idempotency_key="e1")
+        second = await write_one(store, "Ana likes tea", **_KEYED)
         assert second.id != first.id
         stored = await store.get(first.id)
         assert stored is not None
@@ -128,7 +126,7 @@ class KeyConformance(StoreHarness):
         self, idempotent_store: MemoryStore
     ) -> None:
         store = idempotent_store
-        holder = await write_one(store, "Ana likes tea", scope=_SCOPE, idempotency_key="e1")
+        holder = await write_one(store, "Ana likes tea", **_KEYED)
         other = await write_one(store, "Ana has a cat", scope=_SCOPE)
         with pytest.raises(MemoryConflictError):
             await store.write(
@@ -146,10 +144,7 @@ class KeyConformance(StoreHarness):
     ) -> None:
         store = idempotent_store
         results = await asyncio.gather(
-            *(
-                store.write([memory("Ana likes tea", scope=_SCOPE, idempotency_key="e1")])
-                for _ in range(10)
-            )
+            *(store.write([memory("Ana likes tea", **_KEYED)]) for _ in range(10))
         )
         assert len({batch[0].id for batch in results}) == 1
         assert len(await every_record(store)) == 1
@@ -162,12 +157,7 @@ class KeyConformance(StoreHarness):
         self, idempotent_store: MemoryStore
     ) -> None:
         store = idempotent_store
-        await asyncio.gather(
-            *(
-                store.write([memory(f"version {n}", scope=_SCOPE, idempotency_key="e1")])
-                for n in range(8)
-            )
-        )
+        await asyncio.gather(*(store.write([memory(f"version {n}", **_KEYED)]) for n in range(8)))
         records = await every_record(store)
         assert len(records) == 8
         valid = [record for record in records if not record.is_invalidated]
