@@ -252,6 +252,7 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
         async with self._writing() as handle:
             stored = await self._fetch_records(handle, [record.id for record in records])
             fresh = records_to_import(records, stored)
+            await self._check_imported_keys(handle, fresh)
             await self._insert(handle, fresh)
         self._clock.observe(newest_timestamp(records))
         return len(fresh)
@@ -285,6 +286,23 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
                 "(ids are 1 to 128 ASCII letters, digits, '-' or '_')"
             )
         return record_from_input(inp, record_id=record_id, now=self._clock())
+
+    async def _check_imported_keys(self, handle: Handle, records: Sequence[MemoryRecord]) -> None:
+        """An imported valid record may not take a key another valid record holds (S16)."""
+        keyed = [r for r in records if r.idempotency_key and not r.is_invalidated]
+        if not keyed or IDEMPOTENCY_EXTENSION not in self.extensions:
+            return
+        holders = await self._fetch_keyed(handle, list(map(idempotency_key_of, keyed)))
+        claimed: set[IdempotencyKey] = set()
+        for record in keyed:
+            key = idempotency_key_of(record)
+            holder = holders.get(key)
+            if key in claimed or (holder is not None and holder.id != record.id):
+                raise MemoryConflictError(
+                    record.id,
+                    f"another valid record holds its idempotency key {record.idempotency_key!r}",
+                )
+            claimed.add(key)
 
     async def _check_supersede_targets(self, handle: Handle, targets: Sequence[str]) -> None:
         """Missing → not found; already invalid or named twice in the batch → conflict (S3)."""

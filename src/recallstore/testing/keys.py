@@ -7,13 +7,18 @@ The S16 tests run on stores whose ``capabilities().extensions`` declare
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from recallstore.errors import MemoryConflictError, MemoryValidationError
 from recallstore.records import MemorySearchQuery, MemoryTarget
-from recallstore.store import IDEMPOTENCY_EXTENSION, MemoryStore
+from recallstore.store import (
+    IDEMPOTENCY_EXTENSION,
+    IMPORT_EXTENSION,
+    MemoryStore,
+    SupportsImportRecords,
+)
 from recallstore.testing._harness import (
     StoreHarness,
     every_record,
@@ -164,6 +169,29 @@ class KeyConformance(StoreHarness):
         assert len(valid) == 1
         successors = [record.superseded_by for record in records if record.is_invalidated]
         assert len(set(successors)) == 7  # each record replaced by a different one
+
+    @kit_test(
+        "import_records must refuse a valid record whose key another valid record "
+        "holds (MemoryConflictError, nothing written)"
+    )
+    async def test_s16_an_import_cannot_take_a_held_key(
+        self, idempotent_store: MemoryStore
+    ) -> None:
+        store = idempotent_store
+        if IMPORT_EXTENSION not in store.capabilities().extensions:
+            pytest.skip("needs the 'import' extension")
+        importer = cast(SupportsImportRecords, store)
+        holder = await write_one(store, "Ana likes tea", **_KEYED)
+        rival = holder.model_copy(update={"id": "rival-record", "content": "Ana likes juice"})
+        with pytest.raises(MemoryConflictError):
+            await importer.import_records([rival])
+        twins = [
+            rival.model_copy(update={"id": f"twin-{n}", "scope": {"user": "bo"}}) for n in (1, 2)
+        ]
+        with pytest.raises(MemoryConflictError):
+            await importer.import_records(twins)
+        assert ids(await every_record(store)) == [holder.id]
+        assert await importer.import_records([holder]) == 0  # the holder itself: skipped
 
     @kit_test("target_key must match record.target.key exactly, with every other filter")
     async def test_s8_target_key_filters_on_the_target_key(self, store: MemoryStore) -> None:
