@@ -61,7 +61,7 @@ def utc_now() -> datetime:
 class MemoryStore(Protocol):
     """Cross-session memory: a scoped, invalidation-first store of records.
 
-    Every backend implements these six methods with the semantics S1–S15 pinned by
+    Every backend implements these six methods with the semantics S1–S16 pinned by
     ``recallstore.testing``, and is an async context manager that opens and closes it.
     """
 
