@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Annotated, Any, ClassVar, Literal, Self, get_args
+from typing import Annotated, Any, ClassVar, Final, Literal, Self, get_args
 
 from pydantic import (
     AfterValidator,
@@ -29,6 +29,7 @@ from recallstore.errors import MemoryValidationError
 __all__ = [
     "DEFAULT_LIMIT",
     "MAX_CONTENT_CHARS",
+    "MAX_KEY_CHARS",
     "MAX_LIMIT",
     "MAX_REASON_CHARS",
     "MAX_SCOPE_KEYS",
@@ -64,6 +65,8 @@ MAX_SCOPE_PART_CHARS = 256
 MAX_REASON_CHARS = 1_000
 """Longest allowed invalidation reason, in characters, for every backend."""
 _MAX_ID_CHARS = 128
+MAX_KEY_CHARS = _MAX_ID_CHARS * 2
+"""Longest allowed ``idempotency_key`` and ``target_key``, in characters."""
 
 MemoryKind = Literal["fact", "preference", "episode", "profile"]
 MEMORY_KINDS: tuple[MemoryKind, ...] = get_args(MemoryKind)
@@ -256,7 +259,7 @@ class MemoryTarget(_Contract):
     """A typed pointer for a later promotion layer; stored and returned untouched."""
 
     section: _Text = Field(min_length=1, max_length=_MAX_ID_CHARS)
-    key: _Text | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
+    key: _Text | None = Field(default=None, max_length=MAX_KEY_CHARS)
 
 
 class _WritableFields(_Contract):
@@ -269,6 +272,8 @@ class _WritableFields(_Contract):
     target: MemoryTarget | None = None
     payload: Annotated[JsonValue, AfterValidator(_storable_json)] | None = None
     supports: tuple[Provenance, ...] = ()
+    idempotency_key: _Text | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
+    """The writer's own name for this memory; unique per scope among valid records (S16)."""
 
     @field_validator("scope", mode="before")
     @classmethod
@@ -298,6 +303,9 @@ class _WritableFields(_Contract):
         return None if value is None else format_timestamp(value)
 
 
+_SAID_FIELDS: Final = ("kind", "content", "tags", "target", "payload", "expires_at")
+
+
 class MemoryWriteInput(_WritableFields):
     """What a caller writes: the record's writable fields plus ``supersedes``.
 
@@ -306,6 +314,11 @@ class MemoryWriteInput(_WritableFields):
     """
 
     supersedes: str | None = Field(default=None, min_length=1, max_length=_MAX_ID_CHARS)
+
+    def says_the_same_as(self, record: MemoryRecord) -> bool:
+        """True when ``record`` already holds what this input says (S16): same kind,
+        content, tags, target, payload and expiry (provenance may differ)."""
+        return all(getattr(self, name) == getattr(record, name) for name in _SAID_FIELDS)
 
 
 class MemoryRecord(_WritableFields):
@@ -355,6 +368,8 @@ class MemorySearchQuery(_Contract):
     limit: int = Field(default=DEFAULT_LIMIT, ge=0, le=MAX_LIMIT)
     include_invalidated: bool = False
     include_expired: bool = False
+    target_key: _Text | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
+    """Only records whose ``target.key`` equals this (S8)."""
 
     @field_validator("query")
     @classmethod

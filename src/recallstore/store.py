@@ -27,6 +27,7 @@ from recallstore.records import (
 
 __all__ = [
     "EXPORT_EXTENSION",
+    "IDEMPOTENCY_EXTENSION",
     "IMPORT_EXTENSION",
     "MAX_QUERY_TERMS",
     "Clock",
@@ -62,7 +63,7 @@ def utc_now() -> datetime:
 class MemoryStore(Protocol):
     """Cross-session memory: a scoped, invalidation-first store of records.
 
-    Every backend implements these six methods with the semantics S1–S15 pinned by
+    Every backend implements these six methods with the semantics S1–S16 pinned by
     ``recallstore.testing``, and is an async context manager that opens and closes it.
     """
 
@@ -282,6 +283,8 @@ IMPORT_EXTENSION = "import"
 """``capabilities().extensions`` name of stores with ``import_records`` (exact inserts)."""
 EXPORT_EXTENSION = "export"
 """``capabilities().extensions`` name of stores with ``export_records`` (full streaming)."""
+IDEMPOTENCY_EXTENSION = "idempotency"
+"""``capabilities().extensions`` name of stores that take ``idempotency_key`` (S16)."""
 
 
 @runtime_checkable

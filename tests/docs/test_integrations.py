@@ -39,6 +39,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from recallstore.adapters._session import MemorySession
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.prompt import RECALL_CLOSE
+from recallstore.records import MemorySearchQuery
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
 OLD, NEW = "Lives in Porto.", "Lives in Lisbon."
@@ -91,6 +92,7 @@ def test_every_integration_has_one_short_snippet() -> None:
         "Google ADK",
         "LangChain",
         "Anthropic SDK",
+        "Anthropic memory tool",
     }
     for heading, code in found.items():
         lines = [line for line in code.splitlines() if line.strip()]
@@ -253,6 +255,53 @@ async def test_anthropic(store) -> None:
     assert await namespace["answer"](MemorySession(SCOPE, "c1"), "I moved to Lisbon.") == "Noted."
     await namespace["answer"](MemorySession(SCOPE, "c2"), "Where do I live?")
     check_remembered(requests[-1]["system"])
+
+
+async def test_anthropic_memory_tool(store) -> None:
+    path = "/memories/profile.md"
+    script = [
+        {"command": "create", "path": path, "file_text": f"# Profile\n{OLD}\n"},
+        {"command": "str_replace", "path": path, "old_str": OLD, "new_str": NEW},
+        None,
+        {"command": "view", "path": path},
+        None,
+    ]
+    requests: list[dict[str, Any]] = []
+
+    def answer_request(request: httpx2.Request) -> httpx2.Response:
+        requests.append(json.loads(request.content))
+        step = script[len(requests) - 1]
+        if step is None:
+            return httpx2.Response(
+                200, json=_message([{"type": "text", "text": "Noted."}], "end_turn")
+            )
+        block = {
+            "type": "tool_use",
+            "id": f"toolu_{len(requests)}",
+            "name": "memory",
+            "input": step,
+        }
+        return httpx2.Response(200, json=_message([block], "tool_use"))
+
+    client = AsyncAnthropic(
+        api_key="test",
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(answer_request)),
+        max_retries=0,
+    )
+    namespace = run_snippet(
+        "Anthropic memory tool", store=store, model="claude-test", client=client
+    )
+    assert await namespace["answer"](SCOPE, "I moved to Lisbon.") == "Noted."
+    await namespace["answer"](SCOPE, "Where do I live?")
+    assert requests[0]["tools"] == [{"type": "memory_20250818", "name": "memory"}]
+    viewed = requests[-1]["messages"][-1]["content"][0]
+    assert viewed["type"] == "tool_result"
+    assert NEW in str(viewed["content"])
+    assert OLD not in str(viewed["content"])
+    hits = await store.search(MemorySearchQuery(target_key=path, include_invalidated=True))
+    assert [hit.record.is_invalidated for hit in hits] == [False, True]  # the audit trail
+    other = await store.search(MemorySearchQuery(scope={"user": "u2"}, target_key=path))
+    assert other == []
 
 
 def _tool_use(args: dict[str, Any]) -> dict[str, Any]:

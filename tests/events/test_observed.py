@@ -46,8 +46,10 @@ def test_observed_store_is_a_memory_store_and_a_recall_observer(
     assert isinstance(observed, RecallObserver)
     inner = sqlite_store.capabilities()
     assert {"import", "export"} <= inner.extensions
-    # Truthful: export passes through, import (an unobservable bulk mutation) does not.
-    assert observed.capabilities() == inner.model_copy(update={"extensions": {"export"}})
+    # Truthful: export and idempotent writes pass through, import (an unobservable bulk
+    # mutation) does not.
+    expected = {"export", "idempotency"}
+    assert observed.capabilities() == inner.model_copy(update={"extensions": expected})
     assert not isinstance(observed, SupportsImportRecords)
 
 

@@ -6,7 +6,8 @@
   :mod:`recallstore.adapters.adk`, :mod:`recallstore.adapters.langchain`,
   :mod:`recallstore.adapters.anthropic` — the memory tools and the recall inside those
   frameworks, the scope taken from the host's run context (one extra each; see
-  docs/integrations.md).
+  docs/integrations.md); :mod:`recallstore.adapters.anthropic_memory` — a backend for
+  Claude's own memory tool, its files kept as records.
 
 Nothing is imported here: each adapter imports its optional dependency only when used.
 """

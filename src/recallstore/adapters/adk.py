@@ -34,7 +34,7 @@ from recallstore.records import (
     MemoryWriteInput,
     Provenance,
 )
-from recallstore.store import scope_matches
+from recallstore.store import IDEMPOTENCY_EXTENSION, scope_matches
 
 with _framework_imports("google", "the Google ADK adapter", "adk"):
     from google.adk.events.event import Event
@@ -108,7 +108,7 @@ class RecallstoreMemoryService(BaseMemoryService):
         return MemorySession({app_field: session.app_name, user_field: session.user_id}, session.id)
 
     async def add_session_to_memory(self, session: Session) -> None:
-        """Store the session's events that carry text (again on every call, for now)."""
+        """Store the session's events that carry text; events already stored are skipped."""
         await self.add_events_to_memory(
             app_name=session.app_name,
             user_id=session.user_id,
@@ -125,10 +125,11 @@ class RecallstoreMemoryService(BaseMemoryService):
         session_id: str | None = None,
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
-        """Store each event with text as an ``episode`` record in the user's scope."""
+        """Store each event with text as an ``episode`` record in the user's scope, once."""
         scope = self.scope(app_name, user_id)
+        keyed = IDEMPOTENCY_EXTENSION in self.capability.store.capabilities().extensions
         entries = [
-            _event_entry(scope, event, text, session_id)
+            _event_entry(scope, event, text, session_id, keyed=keyed)
             for event in events
             if (text := _text(event.content))
         ]
@@ -239,18 +240,19 @@ def _text(content: types.Content | None) -> str:
 
 
 def _event_entry(
-    scope: dict[str, str], event: Event, text: str, session_id: str | None
+    scope: dict[str, str], event: Event, text: str, session_id: str | None, *, keyed: bool
 ) -> MemoryWriteInput:
-    session = session_id or "-"
+    key = f"{session_id or '-'}/{event.id}"
     return MemoryWriteInput(
         scope=scope,
         kind="episode",
         content=text[:MAX_CONTENT_CHARS],
         tags=(_EVENT_TAG,),
         provenance=Provenance(conversation_id=session_id, author=event.author),
-        # The key a later idempotency key will be made of, so re-adds can store once.
-        target=MemoryTarget(section=EVENT_SECTION, key=f"{session}/{event.id}"),
+        target=MemoryTarget(section=EVENT_SECTION, key=key),
         payload={"session_id": session_id, "event_id": event.id, "timestamp": event.timestamp},
+        # One key per ADK event in the app/user scope: a re-added event is stored once.
+        idempotency_key=key if keyed else None,
     )
 
 

@@ -175,10 +175,16 @@ def migrations(schema: str) -> list[Sequence[Step]]:
             *_stems_trigger(schema, "INSERT", "added", "+"),
             *_stems_trigger(schema, "DELETE", "removed", "-"),
         ],
+        # Idempotency keys (S16): one valid record per (scope, key).
+        [
+            f"ALTER TABLE {schema}.memory_records ADD COLUMN idempotency_key text",
+            f"CREATE UNIQUE INDEX memory_records_idempotency ON {schema}.memory_records "
+            "(scope, idempotency_key) WHERE idempotency_key IS NOT NULL AND invalid_at IS NULL",
+        ],
     ]
 
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 """The schema version this code writes; a newer database is refused."""
 
 

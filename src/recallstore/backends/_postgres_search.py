@@ -48,6 +48,9 @@ def filter_clauses(query: MemorySearchQuery, now: datetime) -> tuple[list[str], 
     if query.tags:
         where.append("tags @> %s::text[]")
         params.append(list(query.tags))
+    if query.target_key is not None:
+        where.append("target->>'key' = %s")
+        params.append(query.target_key)
     if not query.include_invalidated:
         where.append("invalid_at IS NULL")
     if not query.include_expired:

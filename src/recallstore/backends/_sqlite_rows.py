@@ -25,6 +25,7 @@ __all__ = [
     "fetchone",
     "fetchone_now",
     "insert_statements",
+    "json_text",
     "on_thread",
     "record_from_row",
     "run",
@@ -32,7 +33,8 @@ __all__ = [
 
 COLUMNS: Final = (
     "id, kind, content, scope, tags, provenance, target, payload, supports, "
-    "created_at, updated_at, invalid_at, invalid_reason, superseded_by, expires_at"
+    "created_at, updated_at, invalid_at, invalid_reason, superseded_by, expires_at, "
+    "idempotency_key"
 )
 """The record's columns, in the order rows are read and written."""
 COLUMN_NAMES: Final = tuple(name.strip() for name in COLUMNS.split(","))
@@ -114,7 +116,13 @@ def _record_row(record: MemoryRecord) -> tuple[Any, ...]:
         record.invalid_reason,
         record.superseded_by,
         None if expires_at is None else format_timestamp(expires_at),
+        record.idempotency_key,
     )
+
+
+def json_text(value: Any) -> str:
+    """A JSON column's text; a canonical scope gives one string per scope."""
+    return _to_json(value)
 
 
 def record_from_row(row: Iterable[Any]) -> MemoryRecord:

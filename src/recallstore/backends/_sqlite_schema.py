@@ -168,6 +168,17 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             END""",
         ),
     ),
+    # Idempotency keys (S16): one valid record per (scope, key); the scope column is
+    # canonical JSON (keys sorted), so equal scopes are equal strings.
+    (
+        3,
+        (
+            "ALTER TABLE memory_records ADD COLUMN idempotency_key TEXT",
+            """CREATE UNIQUE INDEX memory_records_idempotency
+                ON memory_records (scope, idempotency_key)
+                WHERE idempotency_key IS NOT NULL AND invalid_at IS NULL""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]

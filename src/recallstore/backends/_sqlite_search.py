@@ -138,6 +138,9 @@ def _record_conditions(query: MemorySearchQuery, now: datetime) -> tuple[list[st
         kinds = sorted(set(query.kinds))
         where.append(f"r.kind IN ({', '.join('?' * len(kinds))})")
         params.extend(kinds)
+    if query.target_key is not None:
+        where.append("json_extract(r.target, '$.key') = ?")
+        params.append(query.target_key)
     if not query.include_invalidated:
         where.append("r.invalid_at IS NULL")
     if not query.include_expired:

@@ -34,6 +34,7 @@ from recallstore.errors import (
     ConfigurationError,
     MemoryConflictError,
     MemoryNotFoundError,
+    MemoryValidationError,
     StoreUnavailableError,
 )
 from recallstore.records import (
@@ -47,6 +48,7 @@ from recallstore.records import (
 )
 from recallstore.store import (
     EXPORT_EXTENSION,
+    IDEMPOTENCY_EXTENSION,
     Clock,
     MonotonicClock,
     StoreLifecycle,
@@ -60,7 +62,13 @@ from recallstore.store import (
     utc_now,
 )
 
-__all__ = ["BaseMemoryStore", "RecordChanges", "StoreDescription"]
+__all__ = [
+    "BaseMemoryStore",
+    "IdempotencyKey",
+    "RecordChanges",
+    "StoreDescription",
+    "idempotency_key_of",
+]
 
 Handle = TypeVar("Handle")
 """What a backend's read handle and write transaction yield (a connection, or None)."""
@@ -119,6 +127,11 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
         super().__init_subclass__(**kwargs)
         if EXPORT_EXTENSION in cls.extensions and cls._export is BaseMemoryStore._export:
             raise TypeError(f"{cls.__name__} declares the 'export' extension but no _export()")
+        keyed = cls._fetch_keyed is not BaseMemoryStore._fetch_keyed
+        if IDEMPOTENCY_EXTENSION in cls.extensions and not keyed:
+            raise TypeError(
+                f"{cls.__name__} declares the 'idempotency' extension but no _fetch_keyed()"
+            )
 
     # --- what a backend says about itself ---------------------------------------------
 
@@ -143,26 +156,48 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
     # --- the protocol, on top of the primitives ---------------------------------------
 
     async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
-        """Write all inputs in one transaction, applying ``supersedes`` in it (S1–S3)."""
+        """Write all inputs in one transaction, applying ``supersedes`` in it (S1–S3);
+        an input whose ``idempotency_key`` is taken returns or supersedes that record (S16)."""
         self._check_open()
         if not inputs:
             return []
-        targets = [inp.supersedes for inp in inputs if inp.supersedes is not None]
+        keys = _idempotency_keys(inputs)
+        if keys and IDEMPOTENCY_EXTENSION not in self.extensions:
+            raise ConfigurationError(
+                f"{type(self).__name__} does not declare the {IDEMPOTENCY_EXTENSION!r} "
+                "extension, so it cannot take an idempotency_key"
+            )
         async with self._writing() as handle:
+            holders = await self._fetch_keyed(handle, keys) if keys else {}
+            results: list[MemoryRecord | None] = []
+            supersedes: list[str | None] = []
+            for inp in inputs:
+                holder = holders.get(idempotency_key_of(inp)) if inp.idempotency_key else None
+                if holder is not None and inp.says_the_same_as(holder):
+                    results.append(holder)
+                    continue
+                results.append(None)
+                supersedes.append(_supersede_target(inp, holder))
+            targets = [target for target in supersedes if target is not None]
             if targets:
                 await self._check_supersede_targets(handle, targets)
-            created = [self._new_record(inp) for inp in inputs]
-            await self._insert(handle, created)
-            for inp, record in zip(inputs, created, strict=True):
-                if inp.supersedes is not None:
+            created = [
+                self._new_record(inp) for inp, done in zip(inputs, results, strict=True) if not done
+            ]
+            # Invalidate first: a keyed record and its successor never are both valid,
+            # not even inside the transaction (the unique index on the key checks each row).
+            for target, record in zip(supersedes, created, strict=True):
+                if target is not None:
                     stamp = record.created_at
                     superseded: RecordChanges = {
                         "invalid_at": stamp,
                         "superseded_by": record.id,
                         "updated_at": stamp,
                     }
-                    await self._update(handle, inp.supersedes, superseded)
-        return created
+                    await self._update(handle, target, superseded)
+            await self._insert(handle, created)
+        fresh = iter(created)
+        return [done if done is not None else next(fresh) for done in results]
 
     async def get(self, id: str) -> MemoryRecord | None:
         """The record, whatever its validity or expiry (S6); None when absent."""
@@ -217,6 +252,7 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
         async with self._writing() as handle:
             stored = await self._fetch_records(handle, [record.id for record in records])
             fresh = records_to_import(records, stored)
+            await self._check_imported_keys(handle, fresh)
             await self._insert(handle, fresh)
         self._clock.observe(newest_timestamp(records))
         return len(fresh)
@@ -250,6 +286,23 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
                 "(ids are 1 to 128 ASCII letters, digits, '-' or '_')"
             )
         return record_from_input(inp, record_id=record_id, now=self._clock())
+
+    async def _check_imported_keys(self, handle: Handle, records: Sequence[MemoryRecord]) -> None:
+        """An imported valid record may not take a key another valid record holds (S16)."""
+        keyed = [r for r in records if r.idempotency_key and not r.is_invalidated]
+        if not keyed or IDEMPOTENCY_EXTENSION not in self.extensions:
+            return
+        holders = await self._fetch_keyed(handle, list(map(idempotency_key_of, keyed)))
+        claimed: set[IdempotencyKey] = set()
+        for record in keyed:
+            key = idempotency_key_of(record)
+            holder = holders.get(key)
+            if key in claimed or (holder is not None and holder.id != record.id):
+                raise MemoryConflictError(
+                    record.id,
+                    f"another valid record holds its idempotency key {record.idempotency_key!r}",
+                )
+            claimed.add(key)
 
     async def _check_supersede_targets(self, handle: Handle, targets: Sequence[str]) -> None:
         """Missing → not found; already invalid or named twice in the batch → conflict (S3)."""
@@ -317,3 +370,50 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
     def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
         """Every record whose scope contains ``scope``, oldest first (``"export"`` only)."""
         raise NotImplementedError(f"{type(self).__name__} does not stream its records")
+
+    async def _fetch_keyed(
+        self, handle: Handle, keys: Sequence[IdempotencyKey]
+    ) -> dict[IdempotencyKey, MemoryRecord]:
+        """The not-invalidated records holding ``keys`` (``"idempotency"`` only).
+
+        A key is ``(scope pairs, idempotency_key)``: the record's scope must be exactly
+        that scope. Read through the write transaction, and what it returns (absence
+        included) must stay true until it commits: a unique index, a lock on the keys.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not look records up by key")
+
+
+IdempotencyKey = tuple[tuple[tuple[str, str], ...], str]
+"""``(scope pairs in key order, idempotency_key)``: what S16 makes unique among valid records."""
+
+
+def idempotency_key_of(inp: MemoryWriteInput | MemoryRecord) -> IdempotencyKey:
+    """The S16 key of an input or record (``""`` as the name when it has none)."""
+    return tuple(inp.scope.items()), inp.idempotency_key or ""
+
+
+def _idempotency_keys(inputs: Sequence[MemoryWriteInput]) -> list[IdempotencyKey]:
+    """The batch's keys; one key twice in a batch is refused before any I/O."""
+    seen: dict[IdempotencyKey, int] = {}
+    for index, inp in enumerate(inputs):
+        if inp.idempotency_key is None:
+            continue
+        key = idempotency_key_of(inp)
+        if key in seen:
+            raise MemoryValidationError(
+                f"inputs[{index}].idempotency_key",
+                f"repeats the key of inputs[{seen[key]}] in the same scope",
+                inp.idempotency_key,
+            )
+        seen[key] = index
+    return list(seen)
+
+
+def _supersede_target(inp: MemoryWriteInput, holder: MemoryRecord | None) -> str | None:
+    """What a write supersedes: its ``supersedes``, or the record holding its key (S16)."""
+    if holder is None or inp.supersedes in (None, holder.id):
+        return inp.supersedes if holder is None else holder.id
+    raise MemoryConflictError(
+        inp.supersedes or "",
+        f"the idempotency key {inp.idempotency_key!r} is held by another record, {holder.id}",
+    )

@@ -15,11 +15,18 @@ from datetime import datetime
 from typing import Final, Self
 
 from recallstore._query import Candidate, CorpusStatistics, QueryTerm, document_stems, rank_records
-from recallstore.backends.base import BaseMemoryStore, RecordChanges, StoreDescription
+from recallstore.backends.base import (
+    BaseMemoryStore,
+    IdempotencyKey,
+    RecordChanges,
+    StoreDescription,
+    idempotency_key_of,
+)
 from recallstore.errors import ConfigurationError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
 from recallstore.store import (
     EXPORT_EXTENSION,
+    IDEMPOTENCY_EXTENSION,
     IMPORT_EXTENSION,
     Clock,
     new_record_id,
@@ -41,7 +48,7 @@ class InMemoryMemoryStore(BaseMemoryStore[None]):
     """
 
     durable = False
-    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION})
+    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION})
 
     def __init__(self, *, clock: Clock = utc_now, ids: Callable[[], str] = new_record_id) -> None:
         super().__init__(clock=clock, ids=ids)
@@ -95,6 +102,18 @@ class InMemoryMemoryStore(BaseMemoryStore[None]):
         found = ((record_id, self._records.get(record_id)) for record_id in ids)
         return {record_id: record for record_id, record in found if record is not None}
 
+    async def _fetch_keyed(
+        self, handle: None, keys: Sequence[IdempotencyKey]
+    ) -> dict[IdempotencyKey, MemoryRecord]:
+        # Under the write lock, so nothing can take a key between this look-up and the insert.
+        wanted = set(keys)
+        found: dict[IdempotencyKey, MemoryRecord] = {}
+        for record in self._records.values():
+            key = idempotency_key_of(record)
+            if record.idempotency_key and not record.is_invalidated and key in wanted:
+                found[key] = record
+        return found
+
     async def _insert(self, handle: None, records: Sequence[MemoryRecord]) -> None:
         for record in records:
             self._records[record.id] = record
@@ -129,6 +148,7 @@ class InMemoryMemoryStore(BaseMemoryStore[None]):
                 and all(tag in record.tags for tag in query.tags or ())
                 and (query.include_invalidated or not record.is_invalidated)
                 and (query.include_expired or not record.is_expired(now))
+                and (query.target_key is None or _target_key(record) == query.target_key)
             )
 
         if query.is_listing:
@@ -167,3 +187,7 @@ class InMemoryMemoryStore(BaseMemoryStore[None]):
         for record in snapshot:
             if scope_matches(record.scope, scope):
                 yield record
+
+
+def _target_key(record: MemoryRecord) -> str | None:
+    return None if record.target is None else record.target.key

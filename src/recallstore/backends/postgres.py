@@ -22,10 +22,22 @@ from recallstore.backends._postgres_search import (
     filter_clauses,
     ranked_candidates,
 )
-from recallstore.backends.base import BaseMemoryStore, RecordChanges, StoreDescription
+from recallstore.backends.base import (
+    BaseMemoryStore,
+    IdempotencyKey,
+    RecordChanges,
+    StoreDescription,
+)
 from recallstore.errors import ConfigurationError, MissingDependencyError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
-from recallstore.store import EXPORT_EXTENSION, IMPORT_EXTENSION, Clock, new_record_id, utc_now
+from recallstore.store import (
+    EXPORT_EXTENSION,
+    IDEMPOTENCY_EXTENSION,
+    IMPORT_EXTENSION,
+    Clock,
+    new_record_id,
+    utc_now,
+)
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -36,7 +48,7 @@ __all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
 _EXPORT_PAGE = 500
 _INSERT_PAGE = 1_000  # 17 parameters a row, well under Postgres' 65,535 per statement
 _VALUES = (
-    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
     "array_to_tsvector(%s::text[]), %s)"
 )
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -46,7 +58,7 @@ _PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*
 
 _COLUMNS = (
     "id, scope, kind, content, tags, provenance, created_at, updated_at, invalid_at, "
-    "invalid_reason, superseded_by, expires_at, target, payload, supports"
+    "invalid_reason, superseded_by, expires_at, target, payload, supports, idempotency_key"
 )
 
 
@@ -61,7 +73,7 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
     """
 
     durable = True
-    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION})
+    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION})
 
     def __init__(
         self,
@@ -210,6 +222,30 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
         )
         return {row[0]: row[1] is not None for row in await cursor.fetchall()}
 
+    async def _fetch_keyed(
+        self, handle: AsyncConnection[Any], keys: Sequence[IdempotencyKey]
+    ) -> dict[IdempotencyKey, MemoryRecord]:
+        from psycopg.types.json import Jsonb
+
+        found: dict[IdempotencyKey, MemoryRecord] = {}
+        for pairs, name in sorted(keys):
+            # A transaction-scoped lock per key: a concurrent writer of the same key
+            # waits here until we commit, then sees our record (row locks cannot cover
+            # a row that does not exist yet). Sorted, so two batches never deadlock.
+            await handle.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+                (f"{self._schema}:{pairs!r}", name),
+            )
+            cursor = await handle.execute(
+                f"SELECT {_COLUMNS} FROM {self._table} WHERE scope = %s "
+                "AND idempotency_key = %s AND invalid_at IS NULL FOR UPDATE",
+                (Jsonb(dict(pairs)), name),
+            )
+            row = await cursor.fetchone()
+            if row is not None:
+                found[(pairs, name)] = _record(row)
+        return found
+
     async def _insert(self, handle: AsyncConnection[Any], records: Sequence[MemoryRecord]) -> None:
         # One statement per page of rows, so the statement-level triggers that keep the
         # search statistics run once per page rather than once per record.
@@ -295,6 +331,7 @@ def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
         None if record.target is None else Jsonb(data["target"]),
         None if record.payload is None else Jsonb(record.payload),
         Jsonb(data["supports"]),
+        record.idempotency_key,
         *index_stems(record.content),
     )
 
@@ -316,6 +353,7 @@ def _record(row: Sequence[Any]) -> MemoryRecord:
         target,
         payload,
         supports,
+        idempotency_key,
     ) = row
     fields: dict[str, Any] = {
         "id": record_id,
@@ -333,5 +371,6 @@ def _record(row: Sequence[Any]) -> MemoryRecord:
         "target": target,
         "payload": payload,
         "supports": supports,
+        "idempotency_key": idempotency_key,
     }
     return MemoryRecord.model_validate(fields)

@@ -38,6 +38,7 @@ from recallstore.backends._sqlite_rows import (
     fetchone,
     fetchone_now,
     insert_statements,
+    json_text,
     on_thread,
     record_from_row,
     run,
@@ -50,10 +51,22 @@ from recallstore.backends._sqlite_search import (
     ranked_search,
 )
 from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, truncate_wal
-from recallstore.backends.base import BaseMemoryStore, RecordChanges, StoreDescription
+from recallstore.backends.base import (
+    BaseMemoryStore,
+    IdempotencyKey,
+    RecordChanges,
+    StoreDescription,
+)
 from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
-from recallstore.store import EXPORT_EXTENSION, IMPORT_EXTENSION, Clock, new_record_id, utc_now
+from recallstore.store import (
+    EXPORT_EXTENSION,
+    IDEMPOTENCY_EXTENSION,
+    IMPORT_EXTENSION,
+    Clock,
+    new_record_id,
+    utc_now,
+)
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "SqliteMemoryStore"]
 
@@ -76,7 +89,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     """
 
     durable = True
-    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION})
+    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION})
 
     def __init__(
         self,
@@ -254,6 +267,14 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         rows = await self._commits.now(handle, _rows_by_id, "invalid_at", ids)
         return {record_id: row[0] is not None for record_id, row in rows.items()}
 
+    async def _fetch_keyed(
+        self, handle: aiosqlite.Connection, keys: Sequence[IdempotencyKey]
+    ) -> dict[IdempotencyKey, MemoryRecord]:
+        # BEGIN IMMEDIATE holds the write lock, so no one takes a key before we commit;
+        # through the group commit, so the read sees this call's earlier statements.
+        rows = await self._commits.now(handle, _rows_by_key, keys)
+        return {key: record_from_row(row) for key, row in rows.items()}
+
     async def _insert(self, handle: aiosqlite.Connection, records: Sequence[MemoryRecord]) -> None:
         self._commits.later(execute_many, insert_statements(records))
 
@@ -335,6 +356,24 @@ def _rows_by_id(
         row = fetchone_now(db, f"SELECT {columns} FROM memory_records WHERE id = ?", (record_id,))
         if row is not None:
             found[record_id] = row
+    return found
+
+
+def _rows_by_key(
+    db: sqlite3.Connection, keys: Sequence[IdempotencyKey]
+) -> dict[IdempotencyKey, sqlite3.Row | tuple[Any, ...]]:
+    """The valid records holding ``keys`` (scope pairs, idempotency key), by key; on the
+    connection's thread."""
+    found = {}
+    for pairs, name in keys:
+        row = fetchone_now(
+            db,
+            f"SELECT {COLUMNS} FROM memory_records "
+            "WHERE scope = ? AND idempotency_key = ? AND invalid_at IS NULL",
+            (json_text(dict(pairs)), name),
+        )
+        if row is not None:
+            found[(pairs, name)] = row
     return found
 
 

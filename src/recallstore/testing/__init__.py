@@ -12,7 +12,7 @@ fresh location for the test::
         def store_factory(self, tmp_path):
             return lambda: MyStore(tmp_path / "memory.db")
 
-Each rule S1–S15 of the store protocol has named tests (``test_s7_...``); a failure
+Each rule S1–S16 of the store protocol has named tests (``test_s7_...``); a failure
 starts with the rule and a hint (``S5 — delete(id) returned, but get(id) still returns
 the record``). Areas are also importable alone (``ScopeConformance``, ...). Sub-suites
 skip themselves unless ``capabilities()`` turns them on; the clock sub-suite runs when
@@ -48,6 +48,7 @@ pytest.register_assert_rewrite(
             "filters",
             "hostile",
             "invalidate",
+            "keys",
             "lifecycle",
             "limits",
             "ordering",
@@ -78,6 +79,7 @@ from recallstore.testing.differential import DifferentialConformance  # noqa: E4
 from recallstore.testing.filters import FilterConformance  # noqa: E402
 from recallstore.testing.hostile import HOSTILE_QUERIES, HostileQueryConformance  # noqa: E402
 from recallstore.testing.invalidate import InvalidateConformance  # noqa: E402
+from recallstore.testing.keys import KeyConformance  # noqa: E402
 from recallstore.testing.lifecycle import (  # noqa: E402
     ClosedStoreConformance,
     DeleteGetConformance,
@@ -108,6 +110,7 @@ __all__ = [
     "FilterConformance",
     "HostileQueryConformance",
     "InvalidateConformance",
+    "KeyConformance",
     "KeywordSearchConformance",
     "KitRuleViolation",
     "LimitConformance",
@@ -131,6 +134,7 @@ class MemoryStoreConformance(
     DeleteGetConformance,
     ScopeConformance,
     FilterConformance,
+    KeyConformance,
     OrderingConformance,
     KeywordSearchConformance,
     LimitConformance,

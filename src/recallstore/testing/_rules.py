@@ -46,7 +46,8 @@ RULES: dict[str, str] = {
     "S6": "get(id) returns the stored record whatever its validity or expiry; None when absent",
     "S7": "the scope filter is an exact, case-sensitive subset match; {} matches every record",
     "S8": "kinds=None is no filter and kinds=[] matches nothing; tags=None or [] is no "
-    "filter, otherwise the record carries every listed tag",
+    "filter, otherwise the record carries every listed tag; target_key matches "
+    "record.target.key exactly",
     "S9": "invalidated records need include_invalidated=True; records with expires_at <= now "
     "need include_expired=True",
     "S10": "a blank query lists by created_at desc, then id desc; any other query ranks by "
@@ -58,6 +59,9 @@ RULES: dict[str, str] = {
     "S14": "invalid input is a MemoryValidationError naming the field, and nothing is written",
     "S15": "capabilities() declares the search mode, durability, single_opener and "
     "extensions, and stays the same; declared durability holds",
+    "S16": "a write whose idempotency_key a valid record of the same scope holds returns "
+    "that record when it says the same, else supersedes it; racing writers never store "
+    "two valid records with one key",
     "lifecycle": "a store is an async context manager; once closed, every protocol method "
     "raises StoreUnavailableError",
     "ext": "export_records streams every record in a scope oldest first; import_records "

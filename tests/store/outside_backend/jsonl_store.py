@@ -159,6 +159,10 @@ class JsonLinesMemoryStore(StoreLifecycle):
                 and all(tag in record.tags for tag in query.tags or ())
                 and (query.include_invalidated or record.invalid_at is None)
                 and (query.include_expired or not record.is_expired(now))
+                and (
+                    query.target_key is None
+                    or (record.target is not None and record.target.key == query.target_key)
+                )
             ),
             key=lambda record: (record.created_at, record.id),
             reverse=True,
