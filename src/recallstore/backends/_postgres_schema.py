@@ -54,10 +54,20 @@ def migrations(schema: str) -> list[list[str]]:
             f"CREATE INDEX memory_records_recency ON {schema}.memory_records "
             "(created_at DESC, id DESC)",
         ],
+        # The event journal (recallstore.backends.journal).
+        [
+            f"""CREATE TABLE {schema}.memory_journal (
+                seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                at timestamptz NOT NULL,
+                type text NOT NULL,
+                envelope jsonb NOT NULL
+            )""",
+            f"CREATE INDEX memory_journal_at ON {schema}.memory_journal (at)",
+        ],
     ]
 
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 """The schema version this code writes; a newer database is refused."""
 
 

@@ -16,6 +16,7 @@ from typing import Final
 
 import aiosqlite
 
+from recallstore.backends._sqlite_journal import JOURNAL_TABLE_STATEMENTS
 from recallstore.errors import StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import format_timestamp
 from recallstore.store import utc_now
@@ -108,6 +109,8 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             END""",
         ),
     ),
+    # The event journal (recallstore.backends.journal).
+    (2, JOURNAL_TABLE_STATEMENTS),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]

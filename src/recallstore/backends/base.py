@@ -21,15 +21,28 @@ See docs/backends.md for a walk-through.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from recallstore._text import query_terms
+from recallstore.backends._journal_buffer import JournalBuffer
+from recallstore.backends._journal_extension import JournalExtension
+from recallstore.backends.journal import (
+    RECALL_TYPE,
+    SEARCH_TYPE,
+    JournalSettings,
+    envelope,
+    recall_data,
+    search_data,
+    write_data,
+    write_scope,
+)
 from recallstore.errors import (
     ConfigurationError,
     MemoryConflictError,
@@ -47,6 +60,7 @@ from recallstore.records import (
 )
 from recallstore.store import (
     EXPORT_EXTENSION,
+    JOURNAL_EXTENSION,
     Clock,
     MonotonicClock,
     StoreLifecycle,
@@ -59,6 +73,9 @@ from recallstore.store import (
     records_to_import,
     utc_now,
 )
+
+if TYPE_CHECKING:
+    from recallstore.recall import Recall
 
 __all__ = ["BaseMemoryStore", "RecordChanges", "StoreDescription"]
 
@@ -86,7 +103,7 @@ class StoreDescription:
         return self.label if self.path is None else f"{self.label} · {self.path}"
 
 
-class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
+class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Handle]):
     """A ``MemoryStore`` whose shared rules are done; a subclass supplies storage primitives.
 
     Declare what the backend offers in three class attributes (they become
@@ -102,15 +119,32 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
     extensions: ClassVar[frozenset[str]] = frozenset()
     """``capabilities().extensions``, e.g. ``{IMPORT_EXTENSION, EXPORT_EXTENSION}``."""
 
-    def __init__(self, *, clock: Clock = utc_now, ids: Callable[[], str] = new_record_id) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock = utc_now,
+        ids: Callable[[], str] = new_record_id,
+        journal: JournalSettings | None = None,
+    ) -> None:
         """``clock`` gives the current UTC time, ``ids`` a new record id (see
-        :func:`~recallstore.store.deterministic_ids` for tests)."""
+        :func:`~recallstore.store.deterministic_ids` for tests). ``journal`` turns on the
+        event journal (a backend that implements the journal primitives only)."""
         for name, value in (("clock", clock), ("ids", ids)):
             if not callable(value):
                 raise ConfigurationError(f"{name} must be a callable, got {value!r}")
+        if journal is not None and not isinstance(journal, JournalSettings):
+            raise ConfigurationError(f"journal must be JournalSettings or None, got {journal!r}")
+        if journal is not None and type(self)._append_journal is BaseMemoryStore._append_journal:
+            raise ConfigurationError(f"{type(self).__name__} keeps no event journal")
         self._now = clock
         self._clock = MonotonicClock(clock)
         self._ids = ids
+        self._journal = journal
+        self._journal_buffer: JournalBuffer | None = None
+        if journal is not None:
+            self._journal_buffer = JournalBuffer(
+                journal.flush_seconds, self._flush_journal_rows, self._prune_journal_by_age
+            )
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -130,8 +164,11 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
 
     def capabilities(self) -> MemoryStoreCapabilities:
         """The declared search mode, durability and extensions."""
+        extensions = self.extensions
+        if self._journal is not None:
+            extensions = extensions | {JOURNAL_EXTENSION}
         return MemoryStoreCapabilities(
-            search=self.search_mode, durable=self.durable, extensions=self.extensions
+            search=self.search_mode, durable=self.durable, extensions=extensions
         )
 
     # --- the protocol, on top of the primitives ---------------------------------------
@@ -156,6 +193,15 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
                         "updated_at": stamp,
                     }
                     await self._update(handle, inp.supersedes, superseded)
+            if self._journal is not None:
+                superseded_ids = [inp.supersedes for inp in inputs if inp.supersedes]
+                data = write_data(
+                    "supersede" if superseded_ids else "write",
+                    created,
+                    superseded_ids=superseded_ids,
+                    include_content=self._journal.include_content,
+                )
+                await self._journal_change(handle, write_scope(created), data)
         return created
 
     async def get(self, id: str) -> MemoryRecord | None:
@@ -176,15 +222,26 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
             state = await self._fetch_invalid(handle, [id])
             if id not in state:
                 raise MemoryNotFoundError(id)
-            if state[id]:
-                return
-            stamp = self._clock()
-            invalidated: RecordChanges = {
-                "invalid_at": stamp,
-                "invalid_reason": reason,
-                "updated_at": stamp,
-            }
-            await self._update(handle, id, invalidated)
+            changed = not state[id]
+            if changed:
+                stamp = self._clock()
+                invalidated: RecordChanges = {
+                    "invalid_at": stamp,
+                    "invalid_reason": reason,
+                    "updated_at": stamp,
+                }
+                await self._update(handle, id, invalidated)
+            if self._journal is not None:
+                record = (await self._fetch_records(handle, [id]))[id]
+                data = {
+                    "operation": "invalidate",
+                    "record_ids": [id],
+                    "kinds": [record.kind],
+                    "count": int(changed),
+                    "reason_chars": None if reason is None else len(reason),
+                    "reason": reason if self._journal.include_content else None,
+                }
+                await self._journal_change(handle, record.scope, data)
 
     async def delete(self, id: str) -> None:
         """Forget the record and its index entries (S5); a missing id is no error."""
@@ -195,12 +252,28 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
     async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
         """Filter (S7–S9), then rank or list by recency (S10–S13)."""
         self._check_open()
+        started = time.perf_counter()
         terms = [] if query.is_listing else query_terms(query.query or "")
-        if query.limit == 0 or (query.kinds is not None and not query.kinds):
-            return []
-        if not query.is_listing and not terms and self.search_mode == "keyword":
-            return []
-        return await self._search(query, terms, self._now())
+        matches_nothing = (query.limit == 0 or (query.kinds is not None and not query.kinds)) or (
+            not query.is_listing and not terms and self.search_mode == "keyword"
+        )
+        hits = [] if matches_nothing else await self._search(query, terms, self._now())
+        if self._journal is not None and self._journal_buffer is not None:
+            data = search_data(
+                query,
+                hits,
+                time.perf_counter() - started,
+                mode=self.search_mode,
+                include_query_text=self._journal.include_query_text,
+            )
+            self._journal_buffer.add(envelope(SEARCH_TYPE, query.scope, data, self._now()))
+        return hits
+
+    def observe_recall(self, recall: Recall) -> None:
+        """Journal ``agent.memory.recall`` for a recall assembled over this store."""
+        if self._journal is not None and self._journal_buffer is not None:
+            data = recall_data(recall, include_query_text=self._journal.include_query_text)
+            self._journal_buffer.add(envelope(RECALL_TYPE, recall.scope, data, self._now()))
 
     async def import_records(self, records: Sequence[MemoryRecord]) -> int:
         """Insert records exactly as given, atomically; identical existing ones are skipped."""

@@ -18,9 +18,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
 from recallstore._text import tokenize
+from recallstore.backends._postgres_journal import PRUNE_BATCH, JournalTable
 from recallstore.backends._postgres_schema import SCHEMA_VERSION, migrate
 from recallstore.backends._ranking import lucene_idf
 from recallstore.backends.base import BaseMemoryStore, RecordChanges, StoreDescription
+from recallstore.backends.journal import DEFAULT_JOURNAL, JournalEntry, JournalSettings
 from recallstore.errors import ConfigurationError, MissingDependencyError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
 from recallstore.store import EXPORT_EXTENSION, IMPORT_EXTENSION, Clock, new_record_id, utc_now
@@ -75,13 +77,17 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
         ids: Callable[[], str] = new_record_id,
         min_connections: int = 1,
         max_connections: int = 8,
+        journal: JournalSettings | None = DEFAULT_JOURNAL,
     ) -> None:
         if not _IDENTIFIER.match(schema):
             raise ConfigurationError(
                 f"schema must be a lower-case SQL identifier (letters, digits, _), got {schema!r}"
             )
-        super().__init__(clock=clock, ids=ids)
+        super().__init__(clock=clock, ids=ids, journal=journal)
         self._dsn = dsn
+        self._journal_table = JournalTable(schema)
+        # A connection of its own that LISTENs for journal appends (tailers only).
+        self._listener: AsyncConnection[Any] | None = None
         self._target = _redact(dsn)
         self._schema = schema
         self._table = f"{schema}.memory_records"
@@ -148,9 +154,14 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
             newest = await cursor.fetchone()
         if newest is not None and newest[0] is not None:
             self._clock.observe(newest[0])
+        await self._start_journal()
 
     async def aclose(self) -> None:
         """Close every pooled connection; later calls raise StoreUnavailableError."""
+        await self._stop_journal()
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            await listener.close()
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
@@ -229,8 +240,10 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
 
     async def _delete(self, id: str) -> None:
         """Postgres keeps dead row versions until VACUUM; see docs/postgres.md."""
-        async with self._reading() as conn:
+        async with self._writing() as conn:
+            before = (await self._fetch_records(conn, [id])).get(id) if self._journal else None
             await conn.execute(f"DELETE FROM {self._table} WHERE id = %s", (id,))
+            await self._journal_delete(conn, id, before)
 
     async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
         """Oldest first, from one snapshot (a REPEATABLE READ transaction)."""
@@ -322,6 +335,54 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
             operand: lucene_idf(total, int(containing))
             for operand, containing in zip(operands, row[1:], strict=True)
         }
+
+    # --- the journal extension's primitives ----------------------------------------------
+
+    async def _append_journal(
+        self, handle: AsyncConnection[Any], rows: Sequence[Mapping[str, Any]], max_events: int
+    ) -> None:
+        await self._journal_table.append(handle, rows, max_events)
+
+    async def _read_journal(self, after: int, limit: int) -> list[JournalEntry]:
+        async with self._reading() as conn:
+            return await self._journal_table.read(conn, after, limit)
+
+    async def _journal_bounds(self) -> tuple[int | None, int]:
+        async with self._reading() as conn:
+            return await self._journal_table.bounds(conn)
+
+    async def _prune_journal(self, older_than: datetime) -> None:
+        while True:
+            async with self._writing() as conn:
+                pruned = await self._journal_table.prune_before(conn, older_than)
+            if pruned < PRUNE_BATCH:
+                return
+
+    async def _journal_version(self) -> object:
+        await self._listening()
+        return 0
+
+    async def _wait_journal(self, version: object) -> None:
+        # Notifications are queued on the listening connection, so one sent between
+        # the caller's look at the table and this wait still wakes it.
+        listener = await self._listening()
+        async for _ in listener.notifies(timeout=1.0, stop_after=1):
+            pass
+
+    async def _listening(self) -> AsyncConnection[Any]:
+        import psycopg
+
+        self._check_open()
+        if self._listener is None:
+            try:
+                listener = await psycopg.AsyncConnection.connect(
+                    self._dsn, autocommit=True, connect_timeout=10
+                )
+            except psycopg.Error as exc:
+                raise StoreUnavailableError(self._target, f"cannot connect: {exc}") from None
+            await listener.execute(f"LISTEN {self._journal_table.channel}")
+            self._listener = listener
+        return self._listener
 
 
 def _row_params(record: MemoryRecord) -> tuple[Any, ...]:

@@ -24,6 +24,7 @@ from urllib.parse import unquote
 
 import aiosqlite
 
+from recallstore.backends import _sqlite_journal as journal_table
 from recallstore.backends import _sqlite_schema as schema
 from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
@@ -42,6 +43,7 @@ from recallstore.backends._sqlite_search import (
 )
 from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, truncate_wal
 from recallstore.backends.base import BaseMemoryStore, RecordChanges, StoreDescription
+from recallstore.backends.journal import DEFAULT_JOURNAL, JournalEntry, JournalSettings
 from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
 from recallstore.store import EXPORT_EXTENSION, IMPORT_EXTENSION, Clock, new_record_id, utc_now
@@ -75,6 +77,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         *,
         clock: Clock = utc_now,
         ids: Callable[[], str] = new_record_id,
+        journal: JournalSettings | None = DEFAULT_JOURNAL,
         _tokenizer: Literal["porter", "unicode61"] = schema.DEFAULT_TOKENIZER,
         _synchronous: Literal["FULL", "NORMAL"] = "FULL",
     ) -> None:
@@ -84,12 +87,14 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
             raise ValueError(f"unknown tokenizer {_tokenizer!r}")
         if _synchronous not in ("FULL", "NORMAL"):
             raise ValueError(f"unknown synchronous mode {_synchronous!r}")
-        super().__init__(clock=clock, ids=ids)
+        super().__init__(clock=clock, ids=ids, journal=journal)
         # Absolute, so SQLite never reads a name like ":memory:" as a non-durable database.
         self.path = Path(path).expanduser().absolute()
         self._tokenizer = _tokenizer
         self._synchronous = _synchronous
         self._conn: aiosqlite.Connection | None = None
+        # A connection of its own for PRAGMA data_version (journal tailers only).
+        self._watch: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
         # Deleted text left in the WAL because a reader held an older snapshot.
         self._wal = WalScrub(self._scrub_wal_when_free)
@@ -141,6 +146,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
                     raise StoreUnavailableError(target, f"cannot open: {exc}") from exc
                 raise
             self._conn = conn
+        await self._start_journal()
 
     async def _configure(self, conn: aiosqlite.Connection) -> None:
         # Read the version before anything that writes: even journal_mode=WAL writes
@@ -169,8 +175,12 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
 
         A WAL scrub still owed after a delete is tried once more first.
         """
+        await self._stop_journal()
         await self._wal.stop()
         async with self._lock:
+            watch, self._watch = self._watch, None
+            if watch is not None:
+                await watch.close()
             conn, self._conn = self._conn, None
             if conn is not None:
                 if self._wal.pending:
@@ -251,10 +261,12 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         costs time proportional to the index size (see docs/sqlite.md).
         """
         async with self._writing() as conn:
+            before = (await self._fetch_records(conn, [id])).get(id) if self._journal else None
             async with conn.execute("DELETE FROM memory_records WHERE id = ?", (id,)) as cursor:
                 deleted = cursor.rowcount
             if deleted:
                 await run(conn, "INSERT INTO memory_fts (memory_fts) VALUES ('optimize')")
+            await self._journal_delete(conn, id, before)
         if deleted:
             async with self._reading() as conn:
                 # A reader of an older snapshot blocks it: then retried until it works.
@@ -303,6 +315,41 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
                 return
             last = rows[-1]
             after = (last[COLUMN_NAMES.index("created_at")], last[0])
+
+    # --- the journal extension's primitives ----------------------------------------------
+
+    async def _append_journal(
+        self, handle: aiosqlite.Connection, rows: Sequence[Mapping[str, Any]], max_events: int
+    ) -> None:
+        await journal_table.append_rows(handle, rows, max_events)
+
+    async def _read_journal(self, after: int, limit: int) -> list[JournalEntry]:
+        async with self._reading() as conn:
+            return await journal_table.read_entries(conn, after, limit)
+
+    async def _journal_bounds(self) -> tuple[int | None, int]:
+        async with self._reading() as conn:
+            return await journal_table.journal_bounds(conn)
+
+    async def _prune_journal(self, older_than: datetime) -> None:
+        cutoff = format_timestamp(older_than)
+        while True:
+            async with self._writing() as conn:
+                pruned = await journal_table.prune_before(conn, cutoff)
+            if pruned < journal_table.PRUNE_BATCH:
+                return
+
+    async def _journal_version(self) -> object:
+        return await journal_table.data_version(await self._watcher())
+
+    async def _wait_journal(self, version: object) -> None:
+        await journal_table.wait_for_change(await self._watcher(), int(str(version)))
+
+    async def _watcher(self) -> aiosqlite.Connection:
+        self._check_open()
+        if self._watch is None:
+            self._watch = await aiosqlite.connect(self.path, isolation_level=None)
+        return self._watch
 
 
 async def _rows_by_id(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import secrets
 import socket
 
@@ -25,6 +26,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
         from recallstore.dashboard import create_dashboard_app
         from recallstore.events import EventBus, ObservedMemoryStore
+        from recallstore.events.journal import JournalFeed
+        from recallstore.store import JOURNAL_EXTENSION
     except ImportError as exc:
         if isinstance(exc, MissingDependencyError):
             raise
@@ -38,15 +41,21 @@ def run_serve(args: argparse.Namespace) -> int:
         raise CliError(f"cannot listen on {_HOST}:{args.port}: {exc.strerror}") from None
 
     async def serve() -> None:
-        async with store:
-            bus = EventBus()
-            observed = ObservedMemoryStore(
-                store,
-                bus,
-                include_content=args.include_content,
-                include_query_text=args.include_content,
-            )
-            app = create_dashboard_app(observed, bus, token=token)
+        async with store, contextlib.AsyncExitStack() as stack:
+            # With a journal, the feed shows every process's events, numbered by the
+            # journal (so Last-Event-ID survives restarts); else only the lens's own.
+            journaled = JOURNAL_EXTENSION in store.capabilities().extensions
+            bus = EventBus(numbered_by="journal" if journaled else "bus")
+            opt_in = {
+                "include_content": args.include_content,
+                "include_query_text": args.include_content,
+            }
+            history = None
+            if journaled:
+                feed = await stack.enter_async_context(JournalFeed(store, bus, **opt_in))
+                history = feed.history
+            observed = ObservedMemoryStore(store, bus, **opt_in)
+            app = create_dashboard_app(observed, bus, token=token, history=history)
             config = uvicorn.Config(app, log_level="warning", lifespan="on")
             server = uvicorn.Server(config)
             task = asyncio.create_task(server.serve(sockets=[listener]))

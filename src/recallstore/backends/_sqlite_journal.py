@@ -1,0 +1,103 @@
+"""The SQLite backend's event journal: table access and the change signal.
+
+Rows live in ``memory_journal`` (``seq INTEGER PRIMARY KEY AUTOINCREMENT``, so an id
+is never reused, even after the newest rows were pruned). A tailer waits on
+``PRAGMA data_version`` of a connection of its own: it changes exactly when another
+connection commits, so an idle journal costs one cheap pragma per poll and no query
+of the table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import aiosqlite
+
+from recallstore.backends._sqlite_rows import fetchone, run
+from recallstore.backends.journal import JournalEntry
+
+__all__ = [
+    "JOURNAL_TABLE_STATEMENTS",
+    "append_rows",
+    "journal_bounds",
+    "prune_before",
+    "read_entries",
+    "wait_for_change",
+]
+
+JOURNAL_TABLE_STATEMENTS: Final = (
+    """CREATE TABLE memory_journal (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        at TEXT NOT NULL,
+        type TEXT NOT NULL,
+        envelope TEXT NOT NULL
+    )""",
+    "CREATE INDEX memory_journal_at ON memory_journal (at)",
+)
+"""The migration step that adds the journal table."""
+
+PRUNE_BATCH: Final = 500
+"""Rows one age-prune transaction deletes at most, so writers wait only briefly."""
+_POLL_SECONDS: Final = 0.05
+_WAIT_SECONDS: Final = 1.0
+
+
+async def append_rows(
+    conn: aiosqlite.Connection, rows: Sequence[Mapping[str, Any]], max_events: int
+) -> None:
+    """Insert ``rows`` in the open transaction; drop rows ``max_events`` behind the newest."""
+    await conn.executemany(
+        "INSERT INTO memory_journal (at, type, envelope) VALUES (?, ?, ?)",
+        [(row["timestamp"], row["type"], json.dumps(row, separators=(",", ":"))) for row in rows],
+    )
+    # A range on the primary key: at most the few rows this append pushed out.
+    await run(
+        conn, "DELETE FROM memory_journal WHERE seq <= last_insert_rowid() - ?", (max_events,)
+    )
+
+
+async def read_entries(conn: aiosqlite.Connection, after: int, limit: int) -> list[JournalEntry]:
+    """Entries with ids above ``after``, oldest first."""
+    async with conn.execute(
+        "SELECT seq, envelope FROM memory_journal WHERE seq > ? ORDER BY seq LIMIT ?",
+        (after, limit),
+    ) as cursor:
+        rows = await cursor.fetchall()
+    return [JournalEntry(int(row[0]), json.loads(row[1])) for row in rows]
+
+
+async def journal_bounds(conn: aiosqlite.Connection) -> tuple[int | None, int]:
+    """The oldest retained id and the newest id ever appended (from ``sqlite_sequence``)."""
+    oldest = await fetchone(conn, "SELECT min(seq) FROM memory_journal")
+    newest = await fetchone(conn, "SELECT seq FROM sqlite_sequence WHERE name = 'memory_journal'")
+    first = None if oldest is None or oldest[0] is None else int(oldest[0])
+    return first, 0 if newest is None else int(newest[0])
+
+
+async def prune_before(conn: aiosqlite.Connection, cutoff: str) -> int:
+    """Delete up to :data:`PRUNE_BATCH` rows stamped before ``cutoff``; return how many."""
+    async with conn.execute(
+        "DELETE FROM memory_journal WHERE seq IN "
+        "(SELECT seq FROM memory_journal WHERE at < ? ORDER BY seq LIMIT ?)",
+        (cutoff, PRUNE_BATCH),
+    ) as cursor:
+        return int(cursor.rowcount)
+
+
+async def data_version(conn: aiosqlite.Connection) -> int:
+    """``PRAGMA data_version`` of the watching connection."""
+    row = await fetchone(conn, "PRAGMA data_version")
+    return 0 if row is None else int(row[0])
+
+
+async def wait_for_change(conn: aiosqlite.Connection, version: int) -> None:
+    """Poll ``data_version`` until it differs from ``version`` (a second at most)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + _WAIT_SECONDS
+    while loop.time() < deadline:
+        await asyncio.sleep(_POLL_SECONDS)
+        if await data_version(conn) != version:
+            return
