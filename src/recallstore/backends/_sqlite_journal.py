@@ -35,7 +35,6 @@ JOURNAL_TABLE_STATEMENTS: Final = (
         type TEXT NOT NULL,
         envelope TEXT NOT NULL
     )""",
-    "CREATE INDEX memory_journal_at ON memory_journal (at)",
 )
 """The migration step that adds the journal table."""
 
@@ -78,11 +77,16 @@ async def journal_bounds(conn: aiosqlite.Connection) -> tuple[int | None, int]:
 
 
 async def prune_before(conn: aiosqlite.Connection, cutoff: str) -> int:
-    """Delete up to :data:`PRUNE_BATCH` rows stamped before ``cutoff``; return how many."""
+    """Delete those of the :data:`PRUNE_BATCH` oldest rows stamped before ``cutoff``;
+    return how many.
+
+    Rows are stamped in about the order they are numbered, so the oldest by id are the
+    oldest by time; no index on ``at`` is kept, which would cost every write a page.
+    """
     async with conn.execute(
         "DELETE FROM memory_journal WHERE seq IN "
-        "(SELECT seq FROM memory_journal WHERE at < ? ORDER BY seq LIMIT ?)",
-        (cutoff, PRUNE_BATCH),
+        "(SELECT seq FROM memory_journal ORDER BY seq LIMIT ?) AND at < ?",
+        (PRUNE_BATCH, cutoff),
     ) as cursor:
         return int(cursor.rowcount)
 
