@@ -22,6 +22,7 @@ from recallstore.backends.journal import JournalEntry
 __all__ = [
     "JOURNAL_TABLE_STATEMENTS",
     "append_rows",
+    "install_bound",
     "journal_bounds",
     "prune_before",
     "read_entries",
@@ -44,17 +45,27 @@ _POLL_SECONDS: Final = 0.05
 _WAIT_SECONDS: Final = 1.0
 
 
-async def append_rows(
-    conn: aiosqlite.Connection, rows: Sequence[Mapping[str, Any]], max_events: int
-) -> None:
-    """Insert ``rows`` in the open transaction; drop rows ``max_events`` behind the newest."""
+async def install_bound(conn: aiosqlite.Connection, max_events: int) -> None:
+    """Keep at most ``max_events`` rows behind every append made on ``conn``.
+
+    A TEMP trigger belongs to this connection alone, so each process applies its own
+    bound, and the prune runs inside the appending statement (no extra round trip):
+    a range on the primary key, in steady state the one row the append pushed out.
+    """
+    await run(
+        conn,
+        "CREATE TEMP TRIGGER IF NOT EXISTS memory_journal_bound AFTER INSERT ON "
+        "main.memory_journal BEGIN DELETE FROM memory_journal "
+        # max_events is an int from JournalSettings, never user text.
+        f"WHERE seq <= new.seq - {int(max_events)}; END",
+    )
+
+
+async def append_rows(conn: aiosqlite.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert ``rows`` in the open transaction (the bound trigger prunes behind them)."""
     await conn.executemany(
         "INSERT INTO memory_journal (at, type, envelope) VALUES (?, ?, ?)",
         [(row["timestamp"], row["type"], json.dumps(row, separators=(",", ":"))) for row in rows],
-    )
-    # A range on the primary key: at most the few rows this append pushed out.
-    await run(
-        conn, "DELETE FROM memory_journal WHERE seq <= last_insert_rowid() - ?", (max_events,)
     )
 
 

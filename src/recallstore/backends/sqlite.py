@@ -163,6 +163,8 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         await run(conn, "PRAGMA foreign_keys = ON")
         await run(conn, "PRAGMA secure_delete = ON")
         await schema.migrate(conn, target, self._tokenizer)
+        if self._journal is not None:
+            await journal_table.install_bound(conn, self._journal.max_events)
 
     async def _observe_newest(self, conn: aiosqlite.Connection) -> None:
         """Keep our clock ahead of every record in the file (other connections write too)."""
@@ -321,7 +323,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     async def _append_journal(
         self, handle: aiosqlite.Connection, rows: Sequence[Mapping[str, Any]], max_events: int
     ) -> None:
-        await journal_table.append_rows(handle, rows, max_events)
+        await journal_table.append_rows(handle, rows)
 
     async def _read_journal(self, after: int, limit: int) -> list[JournalEntry]:
         async with self._reading() as conn:
