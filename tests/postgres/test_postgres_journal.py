@@ -13,6 +13,8 @@ from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.events.journal import journal_event
 from recallstore.events.models import MemoryWriteEvent
 from recallstore.store import JOURNAL_EXTENSION
+from recallstore.testing._harness import StoreFactory
+from recallstore.testing.journal import JournalConformance
 
 SCOPE = {"user": "u_1"}
 
@@ -89,3 +91,9 @@ async def test_retention_and_a_listening_tailer(postgres_url: str, postgres_sche
         assert event.data.operation == "delete"
         assert event.data.record_ids == (record.id,)
         assert [entry.id for entry in await reader.read_journal()] == [5, 6, 7]
+
+
+class TestPostgresJournalKit(JournalConformance):
+    @pytest.fixture
+    def store_factory(self, postgres_url: str, postgres_schema: str) -> StoreFactory:
+        return lambda: PostgresMemoryStore(postgres_url, schema=postgres_schema)

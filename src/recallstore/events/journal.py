@@ -21,15 +21,14 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Mapping
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final
 
 from recallstore.backends.journal import JournalEntry, SupportsJournal
 from recallstore.errors import ConfigurationError
 from recallstore.events.bus import EventBus
 from recallstore.events.catalogue import EVENT_CATALOGUE, parse_event
 from recallstore.events.models import OPT_IN_KEY, MemoryEvent, StreamGap
-from recallstore.store import JOURNAL_EXTENSION, MemoryStore, scope_matches
+from recallstore.store import JOURNAL_EXTENSION, MemoryStore, StoreLifecycle, scope_matches
 
 if TYPE_CHECKING:
     from recallstore.events.observed import StoreTelemetry
@@ -125,10 +124,10 @@ async def tail_events(
             yield event
 
 
-class JournalFeed:
+class JournalFeed(StoreLifecycle):
     """Publishes a store's journal on ``bus``, from any process's writes, as they commit.
 
-    ``bus`` must be created with ``EventBus(numbered_by="journal")``. On ``start()`` the
+    ``bus`` must be created with ``EventBus(numbered_by="journal")``. On ``open()`` the
     newest ``bus.replay_size`` retained events are published first (so a client that
     reconnects after a server restart resumes from its ``Last-Event-ID``), then every new
     one. ``telemetry`` (e.g. ``OtelInstrumentation``) gets each event as a log record.
@@ -154,8 +153,10 @@ class JournalFeed:
         self.telemetry = telemetry
         self._task: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
-        """Publish the retained backlog (up to the bus's replay size), then follow."""
+    async def open(self) -> None:
+        """Publish the retained backlog (up to the bus's replay size), then follow.
+
+        ``async with JournalFeed(...)`` opens and closes it."""
         if self._task is not None:
             return
         _, newest = await self._journal.journal_bounds()
@@ -211,18 +212,6 @@ class JournalFeed:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def _follow(self, after: int) -> None:
         while True:
