@@ -8,8 +8,8 @@ small rounds, so the machine's noise falls on both alike. Measured:
 * search p50 (query text within a user's scope): a journaled search only queues its
   event in memory; the background flusher writes queued events every 0.25 s;
 * single-write throughput (one record per ``write()``, each its own fsync'd
-  transaction): a journaled write adds one row (and prunes one) in the same
-  transaction;
+  transaction), the median of per-round rates: a journaled write adds one row (and
+  prunes one, by trigger) in the same transaction;
 * retention: ``--retention-writes`` single writes (``synchronous=NORMAL``, to keep the
   run short) against ``max_events=--bound``; the row count is checked every
   ``--bound`` writes and must never exceed the bound.
@@ -62,19 +62,22 @@ async def compare(records: int, searches: int, writes: int) -> dict[str, float]:
                     began = time.perf_counter()
                     await store.search(query)
                     latency[name].append(time.perf_counter() - began)
-        spent = {"on": 0.0, "off": 0.0}
+        # Per-round rates, and their medians: a burst of load from elsewhere on the
+        # machine spoils one round, not the figure.
+        rates: dict[str, list[float]] = {"on": [], "off": []}
         inputs = corpus.inputs(writes)
         for start in range(0, writes, ROUND):
             for name, store in (("on", on), ("off", off))[:: 1 if start % 40 else -1]:
+                chunk = inputs[start : start + ROUND]
                 began = time.perf_counter()
-                for item in inputs[start : start + ROUND]:
+                for item in chunk:
                     await store.write([item])
-                spent[name] += time.perf_counter() - began
+                rates[name].append(len(chunk) / (time.perf_counter() - began))
     return {
         "search_p50_on_ms": statistics.median(latency["on"]) * 1000,
         "search_p50_off_ms": statistics.median(latency["off"]) * 1000,
-        "writes_per_s_on": writes / spent["on"],
-        "writes_per_s_off": writes / spent["off"],
+        "writes_per_s_on": statistics.median(rates["on"]),
+        "writes_per_s_off": statistics.median(rates["off"]),
     }
 
 
@@ -115,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{figures['search_p50_off_ms']:.3f} | {search_ratio:.3f} |"
     )
     print(
-        f"| single writes per second | {figures['writes_per_s_on']:.0f} | "
+        f"| single writes per second (median of rounds) | {figures['writes_per_s_on']:.0f} | "
         f"{figures['writes_per_s_off']:.0f} | {write_ratio:.3f} |"
     )
     ok = search_ratio <= 1.10 and write_ratio >= 0.85

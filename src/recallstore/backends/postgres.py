@@ -365,9 +365,17 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
     async def _wait_journal(self, version: object) -> None:
         # Notifications are queued on the listening connection, so one sent between
         # the caller's look at the table and this wait still wakes it.
+        import psycopg
+
         listener = await self._listening()
-        async for _ in listener.notifies(timeout=1.0, stop_after=1):
-            pass
+        try:
+            async for _ in listener.notifies(timeout=1.0, stop_after=1):
+                pass
+        except psycopg.Error as exc:
+            # A dropped connection: the next wait listens on a new one.
+            self._listener = None
+            await listener.close()
+            raise StoreUnavailableError(self._target, f"journal listener: {exc}") from exc
 
     async def _listening(self) -> AsyncConnection[Any]:
         import psycopg
