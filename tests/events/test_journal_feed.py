@@ -4,6 +4,7 @@ resuming from a Last-Event-ID older than the bus's buffer out of the journal."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +133,22 @@ async def test_the_stream_resumes_from_the_journal_past_the_bus_buffer(tmp_path:
             got = await _sse_ids(app, 2, 7)
             assert got[0] == ("gap", None)
             assert got[1:] == [("agent.memory.write", str(n)) for n in range(5, 11)]
+
+
+async def test_an_entry_of_an_unknown_type_is_skipped_not_fatal(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    async with SqliteMemoryStore(db) as store:
+        await _write(store, 1)
+        with sqlite3.connect(db) as conn:
+            conn.execute(
+                "INSERT INTO memory_journal (at, type, envelope) VALUES (?, ?, ?)",
+                ("2026-01-01T00:00:00.000000Z", "agent.memory.future", '{"type": "x"}'),
+            )
+        conn.close()
+        await _write(store, 1)
+        bus = EventBus(numbered_by="journal")
+        async with JournalFeed(store, bus) as feed:
+            assert [event.id for event in bus.replay()] == [1, 3]
+            gap, older = await feed.history(0, 3)
+            assert gap is None
+            assert [event.id for event in older] == [1]

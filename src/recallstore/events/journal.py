@@ -180,28 +180,21 @@ class JournalFeed(StoreLifecycle):
         events: list[MemoryEvent] = []
         after = after_id
         while after < before_id - 1:
-            entries = [e for e in await self._journal.read_journal(after, _READ_PAGE)]
-            for entry in entries:
-                if entry.id >= before_id:
-                    break
-                events.append(
-                    journal_event(
-                        entry,
-                        include_content=self.include_content,
-                        include_query_text=self.include_query_text,
-                    )
-                )
+            entries = await self._journal.read_journal(after, _READ_PAGE)
+            found = (self._event(entry) for entry in entries if entry.id < before_id)
+            events += [event for event in found if event is not None]
             if len(entries) < _READ_PAGE or entries[-1].id >= before_id:
                 break
             after = entries[-1].id
+        # Ids below the oldest retained one (and below before_id) are gone for good.
+        lost_until = before_id if oldest is None else min(oldest, before_id)
         gap = None
-        first = events[0].id if events else (before_id if oldest is not None else None)
-        if oldest is None or oldest > after_id + 1:
+        if lost_until > after_id + 1:
             gap = StreamGap(
                 reason="expired",
                 after_id=after_id,
-                first_available_id=first,
-                missed=max(0, (oldest or before_id) - after_id - 1),
+                first_available_id=events[0].id if events else before_id,
+                missed=lost_until - after_id - 1,
             )
         return gap, events
 
@@ -226,15 +219,22 @@ class JournalFeed(StoreLifecycle):
                 _logger.warning("reading the event journal failed; retrying", exc_info=True)
                 await asyncio.sleep(1.0)
 
-    def _publish(self, entry: JournalEntry) -> None:
+    def _event(self, entry: JournalEntry) -> MemoryEvent | None:
+        """The entry's event; None (logged) for one this version cannot read, e.g. a
+        type added by a newer recallstore writing to the same database."""
         try:
-            event = journal_event(
+            return journal_event(
                 entry,
                 include_content=self.include_content,
                 include_query_text=self.include_query_text,
             )
         except Exception:
-            _logger.exception("skipped journal entry %d: not a known event", entry.id)
+            _logger.warning("skipped journal entry %d: not a known event", entry.id)
+            return None
+
+    def _publish(self, entry: JournalEntry) -> None:
+        event = self._event(entry)
+        if event is None:
             return
         published = self.bus.publish(event)
         if self.telemetry is not None:
