@@ -13,12 +13,22 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from recallstore.backends._journal_buffer import JournalBuffer
-from recallstore.backends.journal import WRITE_TYPE, JournalEntry, JournalSettings, envelope
+from recallstore.backends.journal import (
+    RECALL_TYPE,
+    WRITE_TYPE,
+    JournalEntry,
+    JournalSettings,
+    envelope,
+    recall_data,
+)
 from recallstore.errors import ConfigurationError
 from recallstore.records import MemoryRecord
 from recallstore.store import Clock
 
-__all__ = ["JournalExtension"]
+if TYPE_CHECKING:
+    from recallstore.recall import Recall
+
+__all__ = ["JournalExtension", "JournalsRecalls"]
 
 Handle = TypeVar("Handle")
 
@@ -148,3 +158,21 @@ class JournalExtension(Generic[Handle]):
     async def _wait_journal(self, version: object) -> None:
         """Return once the token differs from ``version`` (or after a second at most)."""
         raise NotImplementedError(f"{type(self).__name__} keeps no event journal")
+
+
+class JournalsRecalls:
+    """Makes a journaling backend a ``RecallObserver``: ``assemble_recall`` over it
+    journals ``agent.memory.recall``. A backend class lists it before
+    ``BaseMemoryStore`` (stores without a journal stay plain stores)."""
+
+    _journal: JournalSettings | None
+    _journal_buffer: JournalBuffer | None
+
+    if TYPE_CHECKING:  # provided by BaseMemoryStore
+        _now: Clock
+
+    def observe_recall(self, recall: Recall) -> None:
+        """Journal ``agent.memory.recall`` for a recall assembled over this store."""
+        if self._journal is not None and self._journal_buffer is not None:
+            data = recall_data(recall, include_query_text=self._journal.include_query_text)
+            self._journal_buffer.add(envelope(RECALL_TYPE, recall.scope, data, self._now()))

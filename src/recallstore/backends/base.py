@@ -28,17 +28,15 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from recallstore._text import query_terms
 from recallstore.backends._journal_buffer import JournalBuffer
 from recallstore.backends._journal_extension import JournalExtension
 from recallstore.backends.journal import (
-    RECALL_TYPE,
     SEARCH_TYPE,
     JournalSettings,
     envelope,
-    recall_data,
     search_data,
     write_data,
     write_scope,
@@ -73,9 +71,6 @@ from recallstore.store import (
     records_to_import,
     utc_now,
 )
-
-if TYPE_CHECKING:
-    from recallstore.recall import Recall
 
 __all__ = ["BaseMemoryStore", "RecordChanges", "StoreDescription"]
 
@@ -268,12 +263,6 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
             )
             self._journal_buffer.add(envelope(SEARCH_TYPE, query.scope, data, self._now()))
         return hits
-
-    def observe_recall(self, recall: Recall) -> None:
-        """Journal ``agent.memory.recall`` for a recall assembled over this store."""
-        if self._journal is not None and self._journal_buffer is not None:
-            data = recall_data(recall, include_query_text=self._journal.include_query_text)
-            self._journal_buffer.add(envelope(RECALL_TYPE, recall.scope, data, self._now()))
 
     async def import_records(self, records: Sequence[MemoryRecord]) -> int:
         """Insert records exactly as given, atomically; identical existing ones are skipped."""

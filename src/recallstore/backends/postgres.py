@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
 from recallstore._text import tokenize
+from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._postgres_journal import PRUNE_BATCH, JournalTable
 from recallstore.backends._postgres_schema import SCHEMA_VERSION, migrate
 from recallstore.backends._ranking import lucene_idf
@@ -59,7 +60,7 @@ def _tsquery_operand(term: str) -> str:
     return f"'{term}'"
 
 
-class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
+class PostgresMemoryStore(JournalsRecalls, BaseMemoryStore["AsyncConnection[Any]"]):
     """A ``MemoryStore`` on PostgreSQL (13+), in its own schema of one database.
 
     Keyword search (stemmed, rarity-weighted), durable, import and export.

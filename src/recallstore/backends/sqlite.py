@@ -26,6 +26,7 @@ import aiosqlite
 
 from recallstore.backends import _sqlite_journal as journal_table
 from recallstore.backends import _sqlite_schema as schema
+from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
     COLUMNS,
@@ -58,7 +59,7 @@ _EXPORT_PAGE: Final = 500
 _SQLITE_PREFIX: Final = "sqlite://"
 
 
-class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
+class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
     """A durable ``MemoryStore`` in one SQLite file; several stores may share the file.
 
     Keyword search (FTS5 bm25), durable, import and export. Use as ``async with
