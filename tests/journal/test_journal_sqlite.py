@@ -188,6 +188,12 @@ async def test_rows_older_than_max_age_are_pruned_in_the_background(tmp_path: Pa
                 break
             await asyncio.sleep(0.05)
         assert [entry.id for entry in await store.read_journal()] == [2]
+        # Everything is old now, but the newest row stays, so no id is handed out twice.
+        now[0] += timedelta(hours=2)
+        await asyncio.sleep(1.3)  # the flusher prunes by age every 20th tick (of 0.05 s)
+        assert await store.journal_bounds() == (2, 2)
+        await store.write([note("newer still")])
+        assert [entry.id for entry in await store.read_journal()] == [2, 3]
 
 
 async def test_a_tailer_wakes_on_another_connections_commit(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """The SQLite backend's event journal: table access and the change signal.
 
-Rows live in ``memory_journal`` (``seq INTEGER PRIMARY KEY AUTOINCREMENT``, so an id
-is never reused, even after the newest rows were pruned). A tailer waits on
+Rows live in ``memory_journal``; ``seq`` is the rowid, so a new row takes the newest
+id plus one. Pruning never deletes the newest row, so an id is never handed out twice
+(and no ``AUTOINCREMENT`` bookkeeping page is written with every append). A tailer waits on
 ``PRAGMA data_version`` of a connection of its own: it changes exactly when another
 connection commits, so an idle journal costs one cheap pragma per poll and no query
 of the table.
@@ -31,7 +32,7 @@ __all__ = [
 
 JOURNAL_TABLE_STATEMENTS: Final = (
     """CREATE TABLE memory_journal (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        seq INTEGER PRIMARY KEY,
         at TEXT NOT NULL,
         type TEXT NOT NULL,
         envelope TEXT NOT NULL
@@ -80,11 +81,11 @@ async def read_entries(conn: aiosqlite.Connection, after: int, limit: int) -> li
 
 
 async def journal_bounds(conn: aiosqlite.Connection) -> tuple[int | None, int]:
-    """The oldest retained id and the newest id ever appended (from ``sqlite_sequence``)."""
-    oldest = await fetchone(conn, "SELECT min(seq) FROM memory_journal")
-    newest = await fetchone(conn, "SELECT seq FROM sqlite_sequence WHERE name = 'memory_journal'")
-    first = None if oldest is None or oldest[0] is None else int(oldest[0])
-    return first, 0 if newest is None else int(newest[0])
+    """The oldest retained id and the newest id ever appended (never pruned)."""
+    row = await fetchone(conn, "SELECT min(seq), max(seq) FROM memory_journal")
+    if row is None or row[0] is None:
+        return None, 0
+    return int(row[0]), int(row[1])
 
 
 async def prune_before(conn: aiosqlite.Connection, cutoff: str) -> int:
@@ -96,7 +97,9 @@ async def prune_before(conn: aiosqlite.Connection, cutoff: str) -> int:
     """
     async with conn.execute(
         "DELETE FROM memory_journal WHERE seq IN "
-        "(SELECT seq FROM memory_journal ORDER BY seq LIMIT ?) AND at < ?",
+        "(SELECT seq FROM memory_journal ORDER BY seq LIMIT ?) AND at < ? "
+        # The newest row stays, so the next append never reuses an id.
+        "AND seq < (SELECT max(seq) FROM memory_journal)",
         (PRUNE_BATCH, cutoff),
     ) as cursor:
         return int(cursor.rowcount)
