@@ -16,11 +16,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from recallstore.backends.journal import JournalEntry
+from recallstore.errors import StoreUnavailableError
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["PRUNE_BATCH", "JournalTable"]
+__all__ = ["PRUNE_BATCH", "JournalListener", "JournalTable"]
 
 PRUNE_BATCH: Final = 500
 """Rows one age-prune transaction deletes at most."""
@@ -81,3 +82,51 @@ class JournalTable:
             (cutoff, PRUNE_BATCH),
         )
         return int(cursor.rowcount)
+
+
+class JournalListener:
+    """A connection of its own that ``LISTEN``s for a schema's journal appends."""
+
+    def __init__(self, dsn: str, channel: str, target: str) -> None:
+        self._dsn = dsn
+        self._channel = channel
+        self._target = target
+        self._conn: AsyncConnection[Any] | None = None
+
+    async def connect(self) -> AsyncConnection[Any]:
+        """The listening connection, opened on first use."""
+        import psycopg
+
+        if self._conn is None:
+            try:
+                conn = await psycopg.AsyncConnection.connect(
+                    self._dsn, autocommit=True, connect_timeout=10
+                )
+            except psycopg.Error as exc:
+                raise StoreUnavailableError(self._target, f"cannot connect: {exc}") from None
+            await conn.execute(f"LISTEN {self._channel}")
+            self._conn = conn
+        return self._conn
+
+    async def wait(self) -> None:
+        """Return on the next notification, or after a second without one.
+
+        Notifications queue on the connection, so one sent between a reader's look at
+        the table and this wait still wakes it.
+        """
+        import psycopg
+
+        conn = await self.connect()
+        try:
+            async for _ in conn.notifies(timeout=1.0, stop_after=1):
+                pass
+        except psycopg.Error as exc:
+            # A dropped connection: the next wait listens on a new one.
+            await self.close()
+            raise StoreUnavailableError(self._target, f"journal listener: {exc}") from exc
+
+    async def close(self) -> None:
+        """Close the connection (a later wait opens a new one)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.close()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from recallstore._text import tokenize
 from recallstore.backends._journal_extension import JournalsRecalls
-from recallstore.backends._postgres_journal import PRUNE_BATCH, JournalTable
+from recallstore.backends._postgres_journal import PRUNE_BATCH, JournalListener, JournalTable
 from recallstore.backends._postgres_schema import SCHEMA_VERSION, migrate
 from recallstore.backends._ranking import lucene_idf
 from recallstore.backends.base import BaseMemoryStore, RecordChanges, StoreDescription
@@ -88,8 +88,8 @@ class PostgresMemoryStore(JournalsRecalls, BaseMemoryStore["AsyncConnection[Any]
         self._dsn = dsn
         self._journal_table = JournalTable(schema)
         # A connection of its own that LISTENs for journal appends (tailers only).
-        self._listener: AsyncConnection[Any] | None = None
         self._target = _redact(dsn)
+        self._listener = JournalListener(dsn, self._journal_table.channel, self._target)
         self._schema = schema
         self._table = f"{schema}.memory_records"
         self._config = f"'{schema}.memory_text'::regconfig"
@@ -160,9 +160,7 @@ class PostgresMemoryStore(JournalsRecalls, BaseMemoryStore["AsyncConnection[Any]
     async def aclose(self) -> None:
         """Close every pooled connection; later calls raise StoreUnavailableError."""
         await self._stop_journal()
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            await listener.close()
+        await self._listener.close()
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
@@ -360,38 +358,13 @@ class PostgresMemoryStore(JournalsRecalls, BaseMemoryStore["AsyncConnection[Any]
                 return
 
     async def _journal_version(self) -> object:
-        await self._listening()
+        self._check_open()
+        await self._listener.connect()
         return 0
 
     async def _wait_journal(self, version: object) -> None:
-        # Notifications are queued on the listening connection, so one sent between
-        # the caller's look at the table and this wait still wakes it.
-        import psycopg
-
-        listener = await self._listening()
-        try:
-            async for _ in listener.notifies(timeout=1.0, stop_after=1):
-                pass
-        except psycopg.Error as exc:
-            # A dropped connection: the next wait listens on a new one.
-            self._listener = None
-            await listener.close()
-            raise StoreUnavailableError(self._target, f"journal listener: {exc}") from exc
-
-    async def _listening(self) -> AsyncConnection[Any]:
-        import psycopg
-
         self._check_open()
-        if self._listener is None:
-            try:
-                listener = await psycopg.AsyncConnection.connect(
-                    self._dsn, autocommit=True, connect_timeout=10
-                )
-            except psycopg.Error as exc:
-                raise StoreUnavailableError(self._target, f"cannot connect: {exc}") from None
-            await listener.execute(f"LISTEN {self._journal_table.channel}")
-            self._listener = listener
-        return self._listener
+        await self._listener.wait()
 
 
 def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
