@@ -37,6 +37,7 @@ class JournalBuffer:
         self._prune = prune
         self._pending: list[dict[str, Any]] = []
         self._task: asyncio.Task[None] | None = None
+        self._stopping: asyncio.Event | None = None
         self.dropped = 0
         """Buffered events dropped because flushes kept failing."""
 
@@ -62,13 +63,18 @@ class JournalBuffer:
     def start(self) -> None:
         """Start the background flusher (once)."""
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run())
+            self._stopping = asyncio.Event()
+            self._task = asyncio.get_running_loop().create_task(self._run(self._stopping))
 
     async def stop(self) -> None:
-        """Stop the flusher and make one last flush (its failure is logged)."""
+        """Stop the flusher and make one last flush (its failure is logged).
+
+        The flusher is asked to stop, not cancelled: a flush in progress finishes its
+        transaction first (cancelling one half-way could leave a connection mid-query).
+        """
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
+        if task is not None and self._stopping is not None:
+            self._stopping.set()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         try:
@@ -76,10 +82,13 @@ class JournalBuffer:
         except Exception:
             _logger.warning("could not write %d buffered journal events", len(self._pending))
 
-    async def _run(self) -> None:
+    async def _run(self, stopping: asyncio.Event) -> None:
         ticks = 0
         while True:
-            await asyncio.sleep(self._interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), self._interval)
+            if stopping.is_set():
+                return
             ticks += 1
             try:
                 await self.flush()
