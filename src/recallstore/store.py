@@ -9,7 +9,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Final, Protocol, Self, runtime_checkable
@@ -29,6 +29,7 @@ __all__ = [
     "EXPORT_EXTENSION",
     "IDEMPOTENCY_EXTENSION",
     "IMPORT_EXTENSION",
+    "JOURNAL_EXTENSION",
     "MAX_QUERY_TERMS",
     "Clock",
     "MemoryStore",
@@ -37,6 +38,7 @@ __all__ = [
     "SupportsExportRecords",
     "SupportsImportRecords",
     "check_import_batch",
+    "common_scope",
     "deterministic_ids",
     "is_storable_id",
     "is_valid_record_id",
@@ -285,6 +287,20 @@ EXPORT_EXTENSION = "export"
 """``capabilities().extensions`` name of stores with ``export_records`` (full streaming)."""
 IDEMPOTENCY_EXTENSION = "idempotency"
 """``capabilities().extensions`` name of stores that take ``idempotency_key`` (S16)."""
+JOURNAL_EXTENSION = "journal"
+"""``capabilities().extensions`` name of stores that keep a durable, tailable event
+journal (see ``recallstore.backends.journal``)."""
+
+
+def common_scope(scopes: Iterable[Mapping[str, str]]) -> dict[str, str]:
+    """The (key, value) pairs every scope shares; {} for none."""
+    shared: dict[str, str] | None = None
+    for scope in scopes:
+        if shared is None:
+            shared = dict(scope)
+        else:
+            shared = {key: value for key, value in shared.items() if scope.get(key) == value}
+    return dict(sorted((shared or {}).items()))
 
 
 @runtime_checkable

@@ -146,7 +146,15 @@ def test_importing_the_package_imports_no_backend() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     before, module, listed = json.loads(result.stdout)
-    assert before == ["recallstore.backends.base", "recallstore.backends.registry"]
+    # The base class and its journal helpers; no backend and no driver.
+    assert before == [
+        "recallstore.backends._journal_buffer",
+        "recallstore.backends._journal_extension",
+        "recallstore.backends._keys",
+        "recallstore.backends.base",
+        "recallstore.backends.journal",
+        "recallstore.backends.registry",
+    ]
     assert module == "recallstore.backends.sqlite"
     assert listed
 

@@ -6,7 +6,9 @@ in CI output even when the test passes.
 
 from __future__ import annotations
 
+import os
 import secrets
+import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -19,6 +21,41 @@ from recallstore.dashboard import create_dashboard_app
 from recallstore.events import EventBus, ObservedMemoryStore
 
 SCREENSHOTS_KEY = pytest.StashKey[list[str]]()
+
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WAIT_MS = 10_000
+"""Longest wait for anything to appear in the page."""
+
+
+def _missing(reason: str) -> None:
+    if os.environ.get("RECALLSTORE_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{reason}, and RECALLSTORE_REQUIRE_BROWSER=1 requires the browser test")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def chromium() -> str:
+    """The system Chromium's path (RECALLSTORE_CHROMIUM overrides the search)."""
+    override = os.environ.get("RECALLSTORE_CHROMIUM")
+    candidates = (
+        [override]
+        if override
+        else ["/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")]
+    )
+    for candidate in candidates:
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    _missing(f"no Chromium found (looked for {', '.join(c for c in candidates if c)})")
+    raise AssertionError("unreachable")
 
 
 @pytest.fixture

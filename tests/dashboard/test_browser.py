@@ -11,9 +11,7 @@ import asyncio
 import contextlib
 import http.server
 import json
-import os
 import secrets
-import shutil
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -26,6 +24,7 @@ import httpx
 import pytest
 import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from tests.dashboard.conftest import CHROMIUM_ARGS, WAIT_MS, _missing
 
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.dashboard import create_dashboard_app
@@ -34,40 +33,6 @@ from recallstore.events import EventBus, ObservedMemoryStore
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 SCOPE = {"tenant": "acme", "user": "u_42"}
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-WAIT_MS = 10_000
-"""Longest wait for anything to appear in the page."""
-
-
-def _missing(reason: str) -> None:
-    if os.environ.get("RECALLSTORE_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{reason}, and RECALLSTORE_REQUIRE_BROWSER=1 requires the browser test")
-    pytest.skip(reason)
-
-
-@pytest.fixture
-def chromium() -> str:
-    """The system Chromium's path (RECALLSTORE_CHROMIUM overrides the search)."""
-    override = os.environ.get("RECALLSTORE_CHROMIUM")
-    candidates = (
-        [override]
-        if override
-        else ["/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")]
-    )
-    for candidate in candidates:
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    _missing(f"no Chromium found (looked for {', '.join(c for c in candidates if c)})")
-    raise AssertionError("unreachable")
 
 
 def _noting_answers(app: ASGIApp, answers: list[tuple[str, str, int]]) -> ASGIApp:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -28,7 +29,12 @@ def _between(text: str, start: str, end: str) -> str:
 
 
 def test_every_example_is_tested() -> None:
-    tested = {"agent_loop.py", "host_with_sse.py", "two_conversations.py"}
+    tested = {
+        "agent_beside_the_lens.py",  # also driven beside `recallstore serve` in tests/dashboard
+        "agent_loop.py",
+        "host_with_sse.py",
+        "two_conversations.py",
+    }
     assert {path.name for path in EXAMPLES.glob("*.py")} <= tested
 
 
@@ -91,3 +97,33 @@ def test_two_conversations_example_recalls_the_correction(tmp_path: Path) -> Non
     assert "Ana lives in Lisbon (she moved from Berlin)." in block
     assert "Ana lives in Berlin." not in block  # superseded, so not recalled
     assert db.exists()
+
+
+def test_agent_beside_the_lens_journals_each_conversation(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / "agent_beside_the_lens.py"), str(db)],
+        input="Lives in Paris\nLikes green tea\n\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert answers[0] == {"ready": True}
+    saved = [answer["saved"] for answer in answers[1:]]
+    assert len(saved) == 2
+    tail = subprocess.run(
+        [sys.executable, "-m", "recallstore", "events", "tail", "--db", str(db), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    events = [json.loads(line) for line in tail.stdout.splitlines()]
+    writes = [e for e in events if e["type"] == "agent.memory.write"]
+    assert [w["data"]["record_ids"] for w in writes] == [[record_id] for record_id in saved]
+    # Each conversation's turn-1 recall: two searches and the recall itself.
+    kinds = [e["type"].rsplit(".", 1)[-1] for e in events if e["type"] != "agent.memory.write"]
+    assert kinds == ["search", "search", "recall"] * 2
+    assert [e["id"] for e in events] == sorted({e["id"] for e in events})

@@ -181,10 +181,20 @@ def migrations(schema: str) -> list[Sequence[Step]]:
             f"CREATE UNIQUE INDEX memory_records_idempotency ON {schema}.memory_records "
             "(scope, idempotency_key) WHERE idempotency_key IS NOT NULL AND invalid_at IS NULL",
         ],
+        # The event journal (recallstore.backends.journal).
+        [
+            f"""CREATE TABLE {schema}.memory_journal (
+                seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                at timestamptz NOT NULL,
+                type text NOT NULL,
+                envelope jsonb NOT NULL
+            )""",
+            f"CREATE INDEX memory_journal_at ON {schema}.memory_journal (at)",
+        ],
     ]
 
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 """The schema version this code writes; a newer database is refused."""
 
 

@@ -10,6 +10,7 @@ from typing import Any, Final, TypeVar
 import aiosqlite
 from pydantic import BaseModel
 
+from recallstore.backends._keys import IdempotencyKey
 from recallstore.records import MemoryRecord, format_timestamp
 
 _T = TypeVar("_T")
@@ -20,6 +21,7 @@ __all__ = [
     "COLUMNS",
     "COLUMN_NAMES",
     "RECORD_COLUMNS",
+    "delete_now",
     "execute_many",
     "execute_now",
     "fetchone",
@@ -28,6 +30,8 @@ __all__ = [
     "json_text",
     "on_thread",
     "record_from_row",
+    "rows_by_id",
+    "rows_by_key",
     "run",
 ]
 
@@ -172,3 +176,44 @@ def fetchone_now(
         return row
     finally:
         cursor.close()
+
+
+def rows_by_id(
+    db: sqlite3.Connection, columns: str, ids: Sequence[str]
+) -> dict[str, sqlite3.Row | tuple[Any, ...]]:
+    """``columns`` of the stored records among ``ids``, by id (one indexed look-up each);
+    on the connection's thread."""
+    found = {}
+    for record_id in ids:
+        row = fetchone_now(db, f"SELECT {columns} FROM memory_records WHERE id = ?", (record_id,))
+        if row is not None:
+            found[record_id] = row
+    return found
+
+
+def rows_by_key(
+    db: sqlite3.Connection, keys: Sequence[IdempotencyKey]
+) -> dict[IdempotencyKey, sqlite3.Row | tuple[Any, ...]]:
+    """The valid records holding ``keys`` (scope pairs, idempotency key), by key; on the
+    connection's thread."""
+    found = {}
+    for pairs, name in keys:
+        row = fetchone_now(
+            db,
+            f"SELECT {COLUMNS} FROM memory_records "
+            "WHERE scope = ? AND idempotency_key = ? AND invalid_at IS NULL",
+            (json_text(dict(pairs)), name),
+        )
+        if row is not None:
+            found[(pairs, name)] = row
+    return found
+
+
+def delete_now(db: sqlite3.Connection, id: str) -> bool:
+    """Delete one record and merge the FTS5 index without it; False when it was absent."""
+    cursor = db.execute("DELETE FROM memory_records WHERE id = ?", (id,))
+    deleted = cursor.rowcount > 0
+    cursor.close()
+    if deleted:
+        db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')").close()
+    return deleted

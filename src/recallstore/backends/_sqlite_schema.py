@@ -16,6 +16,7 @@ from typing import Final
 
 import aiosqlite
 
+from recallstore.backends._sqlite_journal import JOURNAL_TABLE_STATEMENTS
 from recallstore.errors import StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import format_timestamp
 from recallstore.store import utc_now
@@ -179,6 +180,8 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
                 WHERE idempotency_key IS NOT NULL AND invalid_at IS NULL""",
         ),
     ),
+    # The event journal (recallstore.backends.journal).
+    (4, JOURNAL_TABLE_STATEMENTS),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]

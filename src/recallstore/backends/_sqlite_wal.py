@@ -12,12 +12,22 @@ call on the store and at its close — until a checkpoint succeeds.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Awaitable, Callable
-from typing import Final
+from typing import Any, Final
 
 import aiosqlite
 
-__all__ = ["ATTEMPT_WAIT_MS", "RETRY_FOR_SECONDS", "RETRY_MAX_INTERVAL", "WalScrub", "truncate_wal"]
+from recallstore.backends._sqlite_rows import fetchone
+
+__all__ = [
+    "ATTEMPT_WAIT_MS",
+    "RETRY_FOR_SECONDS",
+    "RETRY_MAX_INTERVAL",
+    "WalScrub",
+    "enable_wal",
+    "truncate_wal",
+]
 
 ATTEMPT_WAIT_MS: Final = 50
 """How long the delete's own attempt, a background retry or the close waits for readers
@@ -90,3 +100,25 @@ class WalScrub:
         if task is not None and not task.done():
             task.cancel()
             await asyncio.wait({task})
+
+
+async def enable_wal(
+    conn: aiosqlite.Connection, busy_seconds: float
+) -> sqlite3.Row | tuple[Any, ...] | None:
+    """Switch a file to WAL, waiting out other connections that are doing the same.
+
+    Converting a new file needs an exclusive lock, and SQLite answers "database is
+    locked" at once, without the busy handler, while another connection converts or
+    migrates it; so retry with a short back-off for up to ``busy_seconds``.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + busy_seconds
+    delay = 0.005
+    while True:
+        try:
+            return await fetchone(conn, "PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or loop.time() + delay > deadline:
+                raise
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.2)

@@ -21,6 +21,7 @@ See docs/backends.md for a walk-through.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -30,11 +31,26 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from recallstore._text import query_terms
+from recallstore.backends._journal_buffer import JournalBuffer
+from recallstore.backends._journal_extension import JournalExtension
+from recallstore.backends._keys import (
+    IdempotencyKey,
+    idempotency_key_of,
+    idempotency_keys,
+    supersede_target,
+)
+from recallstore.backends.journal import (
+    SEARCH_TYPE,
+    JournalSettings,
+    envelope,
+    search_data,
+    write_data,
+    write_scope,
+)
 from recallstore.errors import (
     ConfigurationError,
     MemoryConflictError,
     MemoryNotFoundError,
-    MemoryValidationError,
     StoreUnavailableError,
 )
 from recallstore.records import (
@@ -49,6 +65,7 @@ from recallstore.records import (
 from recallstore.store import (
     EXPORT_EXTENSION,
     IDEMPOTENCY_EXTENSION,
+    JOURNAL_EXTENSION,
     Clock,
     MonotonicClock,
     StoreLifecycle,
@@ -94,7 +111,7 @@ class StoreDescription:
         return self.label if self.path is None else f"{self.label} · {self.path}"
 
 
-class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
+class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Handle]):
     """A ``MemoryStore`` whose shared rules are done; a subclass supplies storage primitives.
 
     Declare what the backend offers in three class attributes (they become
@@ -113,15 +130,32 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
     extensions: ClassVar[frozenset[str]] = frozenset()
     """``capabilities().extensions``, e.g. ``{IMPORT_EXTENSION, EXPORT_EXTENSION}``."""
 
-    def __init__(self, *, clock: Clock = utc_now, ids: Callable[[], str] = new_record_id) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock = utc_now,
+        ids: Callable[[], str] = new_record_id,
+        journal: JournalSettings | None = None,
+    ) -> None:
         """``clock`` gives the current UTC time, ``ids`` a new record id (see
-        :func:`~recallstore.store.deterministic_ids` for tests)."""
+        :func:`~recallstore.store.deterministic_ids` for tests). ``journal`` turns on the
+        event journal (a backend that implements the journal primitives only)."""
         for name, value in (("clock", clock), ("ids", ids)):
             if not callable(value):
                 raise ConfigurationError(f"{name} must be a callable, got {value!r}")
+        if journal is not None and not isinstance(journal, JournalSettings):
+            raise ConfigurationError(f"journal must be JournalSettings or None, got {journal!r}")
+        if journal is not None and type(self)._append_journal is BaseMemoryStore._append_journal:
+            raise ConfigurationError(f"{type(self).__name__} keeps no event journal")
         self._now = clock
         self._clock = MonotonicClock(clock)
         self._ids = ids
+        self._journal = journal
+        self._journal_buffer: JournalBuffer | None = None
+        if journal is not None:
+            self._journal_buffer = JournalBuffer(
+                journal.flush_seconds, self._flush_journal_rows, self._prune_journal_by_age
+            )
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -146,11 +180,14 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
 
     def capabilities(self) -> MemoryStoreCapabilities:
         """The declared search mode, durability, single opener and extensions."""
+        extensions = self.extensions
+        if self._journal is not None:
+            extensions = extensions | {JOURNAL_EXTENSION}
         return MemoryStoreCapabilities(
             search=self.search_mode,
             durable=self.durable,
             single_opener=self.single_opener,
-            extensions=self.extensions,
+            extensions=extensions,
         )
 
     # --- the protocol, on top of the primitives ---------------------------------------
@@ -161,7 +198,7 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
         self._check_open()
         if not inputs:
             return []
-        keys = _idempotency_keys(inputs)
+        keys = idempotency_keys(inputs)
         if keys and IDEMPOTENCY_EXTENSION not in self.extensions:
             raise ConfigurationError(
                 f"{type(self).__name__} does not declare the {IDEMPOTENCY_EXTENSION!r} "
@@ -177,7 +214,7 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
                     results.append(holder)
                     continue
                 results.append(None)
-                supersedes.append(_supersede_target(inp, holder))
+                supersedes.append(supersede_target(inp, holder))
             targets = [target for target in supersedes if target is not None]
             if targets:
                 await self._check_supersede_targets(handle, targets)
@@ -196,6 +233,15 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
                     }
                     await self._update(handle, target, superseded)
             await self._insert(handle, created)
+            if self._journal is not None and created:
+                superseded_ids = [target for target in supersedes if target is not None]
+                data = write_data(
+                    "supersede" if superseded_ids else "write",
+                    created,
+                    superseded_ids=superseded_ids,
+                    include_content=self._journal.include_content,
+                )
+                await self._journal_change(handle, write_scope(created), data)
         fresh = iter(created)
         return [done if done is not None else next(fresh) for done in results]
 
@@ -217,15 +263,26 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
             state = await self._fetch_invalid(handle, [id])
             if id not in state:
                 raise MemoryNotFoundError(id)
-            if state[id]:
-                return
-            stamp = self._clock()
-            invalidated: RecordChanges = {
-                "invalid_at": stamp,
-                "invalid_reason": reason,
-                "updated_at": stamp,
-            }
-            await self._update(handle, id, invalidated)
+            changed = not state[id]
+            if changed:
+                stamp = self._clock()
+                invalidated: RecordChanges = {
+                    "invalid_at": stamp,
+                    "invalid_reason": reason,
+                    "updated_at": stamp,
+                }
+                await self._update(handle, id, invalidated)
+            if self._journal is not None:
+                record = (await self._fetch_records(handle, [id]))[id]
+                data = {
+                    "operation": "invalidate",
+                    "record_ids": [id],
+                    "kinds": [record.kind],
+                    "count": int(changed),
+                    "reason_chars": None if reason is None else len(reason),
+                    "reason": reason if self._journal.include_content else None,
+                }
+                await self._journal_change(handle, record.scope, data)
 
     async def delete(self, id: str) -> None:
         """Forget the record and its index entries (S5); a missing id is no error."""
@@ -236,12 +293,22 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
     async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
         """Filter (S7–S9), then rank or list by recency (S10–S13)."""
         self._check_open()
+        started = time.perf_counter()
         terms = [] if query.is_listing else query_terms(query.query or "")
-        if query.limit == 0 or (query.kinds is not None and not query.kinds):
-            return []
-        if not query.is_listing and not terms and self.search_mode == "keyword":
-            return []
-        return await self._search(query, terms, self._now())
+        matches_nothing = (query.limit == 0 or (query.kinds is not None and not query.kinds)) or (
+            not query.is_listing and not terms and self.search_mode == "keyword"
+        )
+        hits = [] if matches_nothing else await self._search(query, terms, self._now())
+        if self._journal is not None and self._journal_buffer is not None:
+            data = search_data(
+                query,
+                hits,
+                time.perf_counter() - started,
+                mode=self.search_mode,
+                include_query_text=self._journal.include_query_text,
+            )
+            self._journal_buffer.add(envelope(SEARCH_TYPE, query.scope, data, self._now()))
+        return hits
 
     async def import_records(self, records: Sequence[MemoryRecord]) -> int:
         """Insert records exactly as given, atomically; identical existing ones are skipped."""
@@ -381,39 +448,3 @@ class BaseMemoryStore(StoreLifecycle, ABC, Generic[Handle]):
         included) must stay true until it commits: a unique index, a lock on the keys.
         """
         raise NotImplementedError(f"{type(self).__name__} does not look records up by key")
-
-
-IdempotencyKey = tuple[tuple[tuple[str, str], ...], str]
-"""``(scope pairs in key order, idempotency_key)``: what S16 makes unique among valid records."""
-
-
-def idempotency_key_of(inp: MemoryWriteInput | MemoryRecord) -> IdempotencyKey:
-    """The S16 key of an input or record (``""`` as the name when it has none)."""
-    return tuple(inp.scope.items()), inp.idempotency_key or ""
-
-
-def _idempotency_keys(inputs: Sequence[MemoryWriteInput]) -> list[IdempotencyKey]:
-    """The batch's keys; one key twice in a batch is refused before any I/O."""
-    seen: dict[IdempotencyKey, int] = {}
-    for index, inp in enumerate(inputs):
-        if inp.idempotency_key is None:
-            continue
-        key = idempotency_key_of(inp)
-        if key in seen:
-            raise MemoryValidationError(
-                f"inputs[{index}].idempotency_key",
-                f"repeats the key of inputs[{seen[key]}] in the same scope",
-                inp.idempotency_key,
-            )
-        seen[key] = index
-    return list(seen)
-
-
-def _supersede_target(inp: MemoryWriteInput, holder: MemoryRecord | None) -> str | None:
-    """What a write supersedes: its ``supersedes``, or the record holding its key (S16)."""
-    if holder is None or inp.supersedes in (None, holder.id):
-        return inp.supersedes if holder is None else holder.id
-    raise MemoryConflictError(
-        inp.supersedes or "",
-        f"the idempotency key {inp.idempotency_key!r} is held by another record, {holder.id}",
-    )

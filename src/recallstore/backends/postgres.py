@@ -16,6 +16,8 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
+from recallstore.backends._journal_extension import JournalsRecalls
+from recallstore.backends._postgres_journal import PRUNE_BATCH, JournalListener, JournalTable
 from recallstore.backends._postgres_schema import SCHEMA_VERSION, index_stems, migrate
 from recallstore.backends._postgres_search import (
     PostgresStatistics,
@@ -28,6 +30,7 @@ from recallstore.backends.base import (
     RecordChanges,
     StoreDescription,
 )
+from recallstore.backends.journal import DEFAULT_JOURNAL, JournalEntry, JournalSettings
 from recallstore.errors import ConfigurationError, MissingDependencyError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
 from recallstore.store import (
@@ -66,7 +69,7 @@ def _redact(dsn: str) -> str:
     return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1:***@", dsn))
 
 
-class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
+class PostgresMemoryStore(JournalsRecalls, BaseMemoryStore["AsyncConnection[Any]"]):
     """A ``MemoryStore`` on PostgreSQL (13+), in its own schema of one database.
 
     Keyword search (Porter stems, weighted BM25), durable, import and export.
@@ -84,14 +87,18 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
         ids: Callable[[], str] = new_record_id,
         min_connections: int = 1,
         max_connections: int = 8,
+        journal: JournalSettings | None = DEFAULT_JOURNAL,
     ) -> None:
         if not _IDENTIFIER.match(schema):
             raise ConfigurationError(
                 f"schema must be a lower-case SQL identifier (letters, digits, _), got {schema!r}"
             )
-        super().__init__(clock=clock, ids=ids)
+        super().__init__(clock=clock, ids=ids, journal=journal)
         self._dsn = dsn
+        self._journal_table = JournalTable(schema)
+        # A connection of its own that LISTENs for journal appends (tailers only).
         self._target = _redact(dsn)
+        self._listener = JournalListener(dsn, self._journal_table.channel, self._target)
         self._schema = schema
         self._table = f"{schema}.memory_records"
         self._statistics = PostgresStatistics(schema)
@@ -155,9 +162,12 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
             newest = await cursor.fetchone()
         if newest is not None and newest[0] is not None:
             self._clock.observe(newest[0])
+        await self._start_journal()
 
     async def aclose(self) -> None:
         """Close every pooled connection; later calls raise StoreUnavailableError."""
+        await self._stop_journal()
+        await self._listener.close()
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
@@ -265,8 +275,10 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
 
     async def _delete(self, id: str) -> None:
         """Postgres keeps dead row versions until VACUUM; see docs/postgres.md."""
-        async with self._reading() as conn:
+        async with self._writing() as conn:
+            before = (await self._fetch_records(conn, [id])).get(id) if self._journal else None
             await conn.execute(f"DELETE FROM {self._table} WHERE id = %s", (id,))
+            await self._journal_delete(conn, id, before)
 
     async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
         """Oldest first, from one snapshot (a REPEATABLE READ transaction)."""
@@ -309,6 +321,37 @@ class PostgresMemoryStore(BaseMemoryStore["AsyncConnection[Any]"]):
             cursor = await conn.execute(sql, [*params, query.limit])
             rows = await cursor.fetchall()
         return [MemoryHit(record=_record(row), score=None) for row in rows]
+
+    # --- the journal extension's primitives ----------------------------------------------
+
+    async def _append_journal(
+        self, handle: AsyncConnection[Any], rows: Sequence[Mapping[str, Any]], max_events: int
+    ) -> None:
+        await self._journal_table.append(handle, rows, max_events)
+
+    async def _read_journal(self, after: int, limit: int) -> list[JournalEntry]:
+        async with self._reading() as conn:
+            return await self._journal_table.read(conn, after, limit)
+
+    async def _journal_bounds(self) -> tuple[int | None, int]:
+        async with self._reading() as conn:
+            return await self._journal_table.bounds(conn)
+
+    async def _prune_journal(self, older_than: datetime) -> None:
+        while True:
+            async with self._writing() as conn:
+                pruned = await self._journal_table.prune_before(conn, older_than)
+            if pruned < PRUNE_BATCH:
+                return
+
+    async def _journal_version(self) -> object:
+        self._check_open()
+        await self._listener.connect()
+        return 0
+
+    async def _wait_journal(self, version: object) -> None:
+        self._check_open()
+        await self._listener.wait()
 
 
 def _row_params(record: MemoryRecord) -> tuple[Any, ...]:

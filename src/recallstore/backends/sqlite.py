@@ -27,20 +27,23 @@ from urllib.parse import unquote
 
 import aiosqlite
 
+from recallstore.backends import _sqlite_journal as journal_table
 from recallstore.backends import _sqlite_schema as schema
+from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._sqlite_commit import GroupCommit
 from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
     COLUMNS,
     RECORD_COLUMNS,
+    delete_now,
     execute_many,
     execute_now,
-    fetchone,
     fetchone_now,
     insert_statements,
-    json_text,
     on_thread,
     record_from_row,
+    rows_by_id,
+    rows_by_key,
     run,
 )
 from recallstore.backends._sqlite_search import (
@@ -50,13 +53,14 @@ from recallstore.backends._sqlite_search import (
     listing_sql,
     ranked_search,
 )
-from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, truncate_wal
+from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, enable_wal, truncate_wal
 from recallstore.backends.base import (
     BaseMemoryStore,
     IdempotencyKey,
     RecordChanges,
     StoreDescription,
 )
+from recallstore.backends.journal import DEFAULT_JOURNAL, JournalEntry, JournalSettings
 from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
 from recallstore.store import (
@@ -78,7 +82,7 @@ _EXPORT_PAGE: Final = 500
 _SQLITE_PREFIX: Final = "sqlite://"
 
 
-class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
+class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
     """A durable ``MemoryStore`` in one SQLite file; several stores may share the file.
 
     Keyword search (FTS5, ranked by weighted BM25), durable, import and export. Use as ``async with
@@ -97,6 +101,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         *,
         clock: Clock = utc_now,
         ids: Callable[[], str] = new_record_id,
+        journal: JournalSettings | None = DEFAULT_JOURNAL,
         _tokenizer: Literal["porter", "unicode61"] = schema.DEFAULT_TOKENIZER,
         _synchronous: Literal["FULL", "NORMAL"] = "FULL",
     ) -> None:
@@ -106,13 +111,15 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
             raise ValueError(f"unknown tokenizer {_tokenizer!r}")
         if _synchronous not in ("FULL", "NORMAL"):
             raise ValueError(f"unknown synchronous mode {_synchronous!r}")
-        super().__init__(clock=clock, ids=ids)
+        super().__init__(clock=clock, ids=ids, journal=journal)
         # Absolute, so SQLite never reads a name like ":memory:" as a non-durable database.
         self.path = Path(path).expanduser().absolute()
         self._tokenizer = _tokenizer
         self._synchronous = _synchronous
         self._conn: aiosqlite.Connection | None = None
         self._statistics = FtsStatistics()
+        # A connection of its own for PRAGMA data_version (journal tailers only).
+        self._watch: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
         self._commits = GroupCommit(self._lock, self._observe_newest_now, str(self.path))
         # Deleted text left in the WAL because a reader held an older snapshot.
@@ -165,6 +172,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
                     raise StoreUnavailableError(target, f"cannot open: {exc}") from exc
                 raise
             self._conn = conn
+        await self._start_journal()
 
     async def _configure(self, conn: aiosqlite.Connection) -> None:
         # Read the version before anything that writes: even journal_mode=WAL writes
@@ -174,13 +182,15 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         if found > schema.SCHEMA_VERSION:
             raise StoreIncompatibleError(target, found, schema.SCHEMA_VERSION)
         await run(conn, f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-        mode = await _enable_wal(conn)
+        mode = await enable_wal(conn, BUSY_TIMEOUT_SECONDS)
         if mode is None or str(mode[0]).lower() != "wal":
             raise StoreUnavailableError(target, f"cannot enable WAL (journal_mode={mode})")
         await run(conn, f"PRAGMA synchronous = {self._synchronous}")
         await run(conn, "PRAGMA foreign_keys = ON")
         await run(conn, "PRAGMA secure_delete = ON")
         await schema.migrate(conn, target, self._tokenizer)
+        if self._journal is not None:
+            await journal_table.install_bound(conn, self._journal.max_events)
 
     async def _observe_newest(self, conn: aiosqlite.Connection) -> None:
         """Keep our clock ahead of every record in the file (other connections write too)."""
@@ -197,8 +207,12 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
 
         A WAL scrub still owed after a delete is tried once more first.
         """
+        await self._stop_journal()
         await self._wal.stop()
         async with self._lock:
+            watch, self._watch = self._watch, None
+            if watch is not None:
+                await watch.close()
             await self._commits.settle()
             conn, self._conn = self._conn, None
             if conn is not None:
@@ -258,13 +272,13 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     async def _fetch_records(
         self, handle: aiosqlite.Connection, ids: Sequence[str]
     ) -> dict[str, MemoryRecord]:
-        rows = await self._commits.now(handle, _rows_by_id, COLUMNS, ids)
+        rows = await self._commits.now(handle, rows_by_id, COLUMNS, ids)
         return {record_id: record_from_row(row) for record_id, row in rows.items()}
 
     async def _fetch_invalid(
         self, handle: aiosqlite.Connection, ids: Sequence[str]
     ) -> dict[str, bool]:
-        rows = await self._commits.now(handle, _rows_by_id, "invalid_at", ids)
+        rows = await self._commits.now(handle, rows_by_id, "invalid_at", ids)
         return {record_id: row[0] is not None for record_id, row in rows.items()}
 
     async def _fetch_keyed(
@@ -272,7 +286,7 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
     ) -> dict[IdempotencyKey, MemoryRecord]:
         # BEGIN IMMEDIATE holds the write lock, so no one takes a key before we commit;
         # through the group commit, so the read sees this call's earlier statements.
-        rows = await self._commits.now(handle, _rows_by_key, keys)
+        rows = await self._commits.now(handle, rows_by_key, keys)
         return {key: record_from_row(row) for key, row in rows.items()}
 
     async def _insert(self, handle: aiosqlite.Connection, records: Sequence[MemoryRecord]) -> None:
@@ -298,7 +312,9 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
         costs time proportional to the index size (see docs/sqlite.md).
         """
         async with self._writing() as conn:
-            deleted = await self._commits.now(conn, _delete_now, id)
+            before = (await self._fetch_records(conn, [id])).get(id) if self._journal else None
+            deleted = await self._commits.now(conn, delete_now, id)
+            await self._journal_delete(conn, id, before)
         if deleted:
             async with self._reading() as conn:
                 # A reader of an older snapshot blocks it: then retried until it works.
@@ -345,46 +361,40 @@ class SqliteMemoryStore(BaseMemoryStore[aiosqlite.Connection]):
             last = rows[-1]
             after = (last[COLUMN_NAMES.index("created_at")], last[0])
 
+    # --- the journal extension's primitives ----------------------------------------------
 
-def _rows_by_id(
-    db: sqlite3.Connection, columns: str, ids: Sequence[str]
-) -> dict[str, sqlite3.Row | tuple[Any, ...]]:
-    """``columns`` of the stored records among ``ids``, by id (one indexed look-up each);
-    on the connection's thread."""
-    found = {}
-    for record_id in ids:
-        row = fetchone_now(db, f"SELECT {columns} FROM memory_records WHERE id = ?", (record_id,))
-        if row is not None:
-            found[record_id] = row
-    return found
+    async def _append_journal(
+        self, handle: aiosqlite.Connection, rows: Sequence[Mapping[str, Any]], max_events: int
+    ) -> None:
+        self._commits.later(journal_table.append_rows, rows)
 
+    async def _read_journal(self, after: int, limit: int) -> list[JournalEntry]:
+        async with self._reading() as conn:
+            return await journal_table.read_entries(conn, after, limit)
 
-def _rows_by_key(
-    db: sqlite3.Connection, keys: Sequence[IdempotencyKey]
-) -> dict[IdempotencyKey, sqlite3.Row | tuple[Any, ...]]:
-    """The valid records holding ``keys`` (scope pairs, idempotency key), by key; on the
-    connection's thread."""
-    found = {}
-    for pairs, name in keys:
-        row = fetchone_now(
-            db,
-            f"SELECT {COLUMNS} FROM memory_records "
-            "WHERE scope = ? AND idempotency_key = ? AND invalid_at IS NULL",
-            (json_text(dict(pairs)), name),
-        )
-        if row is not None:
-            found[(pairs, name)] = row
-    return found
+    async def _journal_bounds(self) -> tuple[int | None, int]:
+        async with self._reading() as conn:
+            return await journal_table.journal_bounds(conn)
 
+    async def _prune_journal(self, older_than: datetime) -> None:
+        cutoff = format_timestamp(older_than)
+        while True:
+            async with self._writing() as conn:
+                pruned = await self._commits.now(conn, journal_table.prune_before, cutoff)
+            if pruned < journal_table.PRUNE_BATCH:
+                return
 
-def _delete_now(db: sqlite3.Connection, id: str) -> bool:
-    """Delete one record and merge the FTS5 index without it; False when it was absent."""
-    cursor = db.execute("DELETE FROM memory_records WHERE id = ?", (id,))
-    deleted = cursor.rowcount > 0
-    cursor.close()
-    if deleted:
-        db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')").close()
-    return deleted
+    async def _journal_version(self) -> object:
+        return await journal_table.data_version(await self._watcher())
+
+    async def _wait_journal(self, version: object) -> None:
+        await journal_table.wait_for_change(await self._watcher(), int(str(version)))
+
+    async def _watcher(self) -> aiosqlite.Connection:
+        self._check_open()
+        if self._watch is None:
+            self._watch = await aiosqlite.connect(self.path, isolation_level=None)
+        return self._watch
 
 
 def _sqlite_url_path(url: str) -> Path:
@@ -419,23 +429,3 @@ async def _scrub_wal(conn: aiosqlite.Connection, *, wait_ms: int = ATTEMPT_WAIT_
         return await truncate_wal(conn, _BUSY_TIMEOUT_MS, wait_ms=wait_ms)
     except sqlite3.Error:
         return False
-
-
-async def _enable_wal(conn: aiosqlite.Connection) -> sqlite3.Row | tuple[Any, ...] | None:
-    """Switch a file to WAL, waiting out other connections that are doing the same.
-
-    Converting a new file needs an exclusive lock, and SQLite answers "database is
-    locked" at once, without the busy handler, while another connection converts or
-    migrates it; so retry with a short back-off up to the busy timeout.
-    """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + BUSY_TIMEOUT_SECONDS
-    delay = 0.005
-    while True:
-        try:
-            return await fetchone(conn, "PRAGMA journal_mode = WAL")
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or loop.time() + delay > deadline:
-                raise
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.2)

@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from recallstore.cli import _demo, _manifest, _mcp, _records, _serve, _transfer
+from recallstore.cli import _demo, _events, _manifest, _mcp, _records, _serve, _transfer
 from recallstore.cli._database import DB_ENV, default_db
 from recallstore.cli._errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, CliError
 from recallstore.errors import (
@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     import_.add_argument("--progress", action="store_true", help="draw a progress bar on stderr")
     import_.set_defaults(handler=_transfer.run_import)
 
-    events = commands.add_parser("events", help="the event catalogue")
+    events = commands.add_parser("events", help="the event catalogue and the event journal")
     event_commands = events.add_subparsers(dest="events_command", metavar="COMMAND")
     manifest = event_commands.add_parser(
         "manifest", help="check or regenerate event_manifest.json and docs/events.md"
@@ -164,6 +164,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="the events reference generated from it (default: ./docs/events.md)",
     )
     manifest.set_defaults(handler=_manifest.run_manifest)
+
+    tail = event_commands.add_parser(
+        "tail",
+        parents=[store],
+        help="print the store's journal of memory events (every process's)",
+    )
+    tail.add_argument(
+        "--last", type=int, default=20, help="start with the newest N events (default 20)"
+    )
+    tail.add_argument(
+        "-f", "--follow", action="store_true", help="keep printing events as they happen"
+    )
+    tail.add_argument("--json", action="store_true", help="one JSON envelope per line")
+    tail.add_argument(
+        "--include-content",
+        action="store_true",
+        help="show content, reasons and query text when the journal holds them",
+    )
+    tail.set_defaults(handler=_events.run_tail)
     return parser
 
 

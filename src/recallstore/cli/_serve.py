@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 from recallstore.cli._asgi import HOST, http_token, loopback_listener, run_until_stopped, serve_asgi
 from recallstore.cli._database import open_store
@@ -17,6 +18,8 @@ def run_serve(args: argparse.Namespace) -> int:
 
         from recallstore.dashboard import create_dashboard_app
         from recallstore.events import EventBus, ObservedMemoryStore
+        from recallstore.events.journal import JournalFeed
+        from recallstore.store import JOURNAL_EXTENSION
     except ImportError as exc:
         if isinstance(exc, MissingDependencyError):
             raise
@@ -26,15 +29,21 @@ def run_serve(args: argparse.Namespace) -> int:
     listener = loopback_listener(args.port)
 
     async def serve() -> None:
-        async with store:
-            bus = EventBus()
-            observed = ObservedMemoryStore(
-                store,
-                bus,
-                include_content=args.include_content,
-                include_query_text=args.include_content,
-            )
-            app = create_dashboard_app(observed, bus, token=token)
+        async with store, contextlib.AsyncExitStack() as stack:
+            # With a journal, the feed shows every process's events, numbered by the
+            # journal (so Last-Event-ID survives restarts); else only the lens's own.
+            journaled = JOURNAL_EXTENSION in store.capabilities().extensions
+            bus = EventBus(numbered_by="journal" if journaled else "bus")
+            opt_in = {
+                "include_content": args.include_content,
+                "include_query_text": args.include_content,
+            }
+            history = None
+            if journaled:
+                feed = await stack.enter_async_context(JournalFeed(store, bus, **opt_in))
+                history = feed.history
+            observed = ObservedMemoryStore(store, bus, **opt_in)
+            app = create_dashboard_app(observed, bus, token=token, history=history)
             await serve_asgi(app, listener, announce)
 
     def announce(port: int) -> None:

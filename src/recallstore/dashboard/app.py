@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
     from recallstore.events import EventBus
+    from recallstore.events.sse import EventHistory
 
 __all__ = ["DEFAULT_REPLAY", "create_dashboard_app"]
 
@@ -39,6 +40,7 @@ def create_dashboard_app(
     token: str,
     replay: int = DEFAULT_REPLAY,
     max_feed_items: int = 200,
+    history: EventHistory | None = None,
 ) -> Starlette:
     """The memory lens over ``store``, streaming ``bus``'s events, guarded by ``token``.
 
@@ -47,6 +49,8 @@ def create_dashboard_app(
     its own feed. Open the page once as ``/?token=<token>``: that sets an HttpOnly,
     SameSite=Strict cookie and redirects to ``/``. ``replay`` is how many recent events
     (at most) the feed shows on opening; ``max_feed_items`` how many it keeps on screen.
+    ``history`` (``JournalFeed.history``) lets the stream resume from a ``Last-Event-ID``
+    older than the bus's replay buffer, out of the store's journal.
 
     Raises :class:`~recallstore.errors.MissingDependencyError` without the ``server``
     extra, and :class:`~recallstore.errors.ConfigurationError` for a blank token or an
@@ -122,7 +126,7 @@ def create_dashboard_app(
         Route("/api/records/{record_id:str}", api.read, methods=["GET"]),
         Route("/api/records/{record_id:str}", api.delete, methods=["DELETE"]),
         Route("/api/records/{record_id:str}/invalidate", api.invalidate, methods=["POST"]),
-        Mount("/events", app=create_sse_app(bus, token=token), name="events"),
+        Mount("/events", app=create_sse_app(bus, token=token, history=history), name="events"),
         Mount(
             "/static",
             app=StaticFiles(packages=[("recallstore.dashboard", "static")]),

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Final, Self
+from typing import Final, Literal, Self
 
 from recallstore.events.models import MemoryEvent, StreamGap
 from recallstore.store import scope_matches
@@ -193,6 +193,32 @@ class Subscription:
                 self._wakeup.clear()
             await self._wakeup.wait()
 
+    @property
+    def pending_gap(self) -> StreamGap | None:
+        """The gap notice this subscription starts with (before anything is read), if any."""
+        with self._lock:
+            return self._gap
+
+    def backfill(self, events: list[MemoryEvent], gap: StreamGap | None) -> None:
+        """Replace the starting gap with older ``events`` (from a journal) and what is
+        still lost (``gap``). Call before the first read; events outside the scope
+        filter are skipped."""
+        with self._lock:
+            older = [event for event in events if self.matches(event)]
+            room = max(0, self.max_queue - len(self._queue))
+            lost = max(0, len(older) - room)
+            if lost:
+                older = older[lost:]
+                gap = StreamGap(
+                    reason=gap.reason if gap else "overflow",
+                    after_id=gap.after_id if gap else None,
+                    first_available_id=older[0].id if older else None,
+                    missed=(gap.missed if gap else 0) + lost,
+                )
+            self._gap = gap
+            self._queue.extendleft(reversed(older))
+            self._received += len(older)
+
     def get_nowait(self) -> MemoryEvent | StreamGap | None:
         """The next queued item without waiting, or None when there is none."""
         with self._lock:
@@ -235,8 +261,18 @@ class EventBus:
     """Numbers memory events (1, 2, 3, …) and delivers them to subscribers and listeners."""
 
     def __init__(
-        self, *, replay_size: int = DEFAULT_REPLAY_SIZE, max_queue: int = DEFAULT_MAX_QUEUE
+        self,
+        *,
+        replay_size: int = DEFAULT_REPLAY_SIZE,
+        max_queue: int = DEFAULT_MAX_QUEUE,
+        numbered_by: Literal["bus", "journal"] = "bus",
     ) -> None:
+        """``numbered_by="journal"``: events arrive numbered (from a store's journal, see
+        ``recallstore.events.journal.JournalFeed``) and keep their ids; the bus numbers
+        nothing itself, and an id not above the last one is a duplicate, dropped."""
+        if numbered_by not in ("bus", "journal"):
+            raise ValueError(f"numbered_by must be 'bus' or 'journal', got {numbered_by!r}")
+        self.numbered_by = numbered_by
         if replay_size < 0:
             raise ValueError(f"replay_size must be >= 0, got {replay_size}")
         if max_queue < 1:
@@ -265,8 +301,14 @@ class EventBus:
         """
         wake: list[tuple[Subscription, asyncio.AbstractEventLoop]] = []
         with self._lock:
-            self._last_id += 1
-            numbered = event.model_copy(update={"id": self._last_id})
+            if self.numbered_by == "journal":
+                if event.id <= self._last_id:
+                    return event  # already delivered (or not from a journal): never twice
+                self._last_id = event.id
+                numbered = event
+            else:
+                self._last_id += 1
+                numbered = event.model_copy(update={"id": self._last_id})
             if self._closed:
                 return numbered
             if self.replay_size:

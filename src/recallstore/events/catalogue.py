@@ -9,9 +9,14 @@ operations (:data:`OPERATION_NAMES`), and ``event_manifest.json`` with
 ``docs/events.md`` (``recallstore.events.manifest``). The dashboard's live feed reads
 the type list from the manifest and has one renderer per type.
 
-Span attributes follow the GenAI memory conventions where they exist
-(``gen_ai.operation.name``, ``gen_ai.memory.*``, ``gen_ai.conversation.id``,
-``error.type``); everything else is under ``recallstore.``. Attributes are read from
+Span names and attributes follow the GenAI memory semantic conventions as proposed
+(open-telemetry/semantic-conventions PR #3250, since moved to
+semantic-conventions-genai): the operations ``search_memory``, ``update_memory`` (an
+upsert, so it names creates too) and ``delete_memory`` (the proposal's
+``create_memory_store`` and ``delete_memory_store`` have no store call here), and
+the attributes ``gen_ai.memory.record.id``, ``gen_ai.memory.query.text`` (opt-in),
+``gen_ai.conversation.id`` and ``error.type``. Everything the proposal does not
+define is under ``recallstore.``. Attributes are read from
 the event only, so telemetry never holds more than the event does.
 """
 
@@ -73,7 +78,9 @@ but no event)."""
 
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
 GEN_AI_MEMORY_RECORD_ID: Final = "gen_ai.memory.record.id"
-GEN_AI_MEMORY_RECORD_COUNT: Final = "gen_ai.memory.record.count"
+RECALLSTORE_RECORD_COUNT: Final = "recallstore.record.count"
+"""How many records a call changed or returned. The GenAI memory proposal defines no
+count attribute, so it is ours."""
 GEN_AI_MEMORY_QUERY_TEXT: Final = "gen_ai.memory.query.text"
 GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
 ERROR_TYPE: Final = "error.type"
@@ -83,7 +90,8 @@ SCOPE_ATTRIBUTE_SOURCE: Final = (RECALLSTORE_SCOPE_PREFIX + "<key>", "scope.<key
 """The scope pairs' attribute, as the manifest documents it (one per scope key)."""
 
 OPERATION_NAMES: Final[Mapping[StoreOperation, str]] = {
-    "write": "create_memory",
+    # The proposal's update_memory is an upsert: it covers creating records too.
+    "write": "update_memory",
     "supersede": "update_memory",
     "invalidate": "update_memory",
     "delete": "delete_memory",
@@ -178,7 +186,7 @@ EVENT_CATALOGUE: Final[tuple[EventType[Any], ...]] = (
                 "data.record_ids[0] (when exactly one)",
                 lambda e: _only(e.data.record_ids),
             ),
-            _Write(GEN_AI_MEMORY_RECORD_COUNT, "data.count", lambda e: e.data.count),
+            _Write(RECALLSTORE_RECORD_COUNT, "data.count", lambda e: e.data.count),
             _Write("recallstore.ok", "data.ok", lambda e: e.data.ok),
             _Write("recallstore.record.ids", "data.record_ids", lambda e: e.data.record_ids),
             _Write("recallstore.record.kinds", "data.kinds", lambda e: e.data.kinds),
@@ -195,7 +203,7 @@ EVENT_CATALOGUE: Final[tuple[EventType[Any], ...]] = (
         model=MemorySearchEvent,
         operations=("search",),
         attributes=(
-            _Search(GEN_AI_MEMORY_RECORD_COUNT, "data.result_count", lambda e: e.data.result_count),
+            _Search(RECALLSTORE_RECORD_COUNT, "data.result_count", lambda e: e.data.result_count),
             _Search(
                 GEN_AI_MEMORY_QUERY_TEXT,
                 "data.query (only with include_query_text)",
@@ -231,7 +239,7 @@ EVENT_CATALOGUE: Final[tuple[EventType[Any], ...]] = (
         log_context="the span active when assemble_recall finished",
         attributes=(
             _Recall(
-                GEN_AI_MEMORY_RECORD_COUNT,
+                RECALLSTORE_RECORD_COUNT,
                 "data.record_ids (length)",
                 lambda e: len(e.data.record_ids),
             ),

@@ -140,8 +140,9 @@ def build_manifest(
         "sse": {
             "media_type": "text/event-stream",
             "auth": "Authorization: Bearer <token> or cookie recallstore_token=<token>; else 401",
-            "resume": "Last-Event-ID header (or ?last_event_id=): replay from a bounded buffer, "
-            "led by a gap message when events were lost",
+            "resume": "Last-Event-ID header (or ?last_event_id=): replay from a bounded buffer "
+            "(and, on a journal-fed stream, from the store's journal), led by a gap message "
+            "when events were lost",
             "scope_filter": "?scope=key=value (repeatable): events whose scope holds every pair",
             "keep_alive": "comment lines (': ping ...') every ping interval",
         },

@@ -163,7 +163,9 @@ class MemoryEvent(_Frozen):
     """The event type; also the SSE ``event:`` name and the OpenTelemetry event name."""
     id: int = Field(default=0, ge=0)
     """Position in the bus's sequence: strictly increasing per bus, starting at 1
-    (0 until published). Also the SSE ``id:``."""
+    (0 until published). On a bus fed from a store's journal it is the journal's
+    sequence: the same in every process and across restarts, with possible holes
+    (pruned rows, rolled-back Postgres appends). Also the SSE ``id:``."""
     timestamp: datetime = Field(default_factory=utc_now)
     """When the operation finished, UTC, ISO 8601 with microseconds."""
     conversation_id: str | None = None
@@ -216,9 +218,11 @@ class StreamGap(_Frozen):
     type: Literal["gap"] = GAP_EVENT_TYPE
     """Always ``gap``."""
     reason: Literal["expired", "overflow", "reset"]
-    """``expired``: Last-Event-ID is older than the replay buffer. ``overflow``: this
-    client read too slowly and its queue dropped events. ``reset``: Last-Event-ID is
-    newer than anything this bus published (the server restarted)."""
+    """``expired``: Last-Event-ID is older than what is retained (the replay buffer;
+    with a journal, the journal's retention). ``overflow``: this client read too slowly
+    and its queue dropped events. ``reset``: Last-Event-ID is newer than anything this
+    bus published (a server without a journal restarted; with one, the database was
+    replaced)."""
     after_id: int | None = None
     """The last event id the client had (Last-Event-ID, or the last one delivered)."""
     first_available_id: int | None = None

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
+from recallstore.backends.journal import recall_data, search_data, write_data, write_scope
 from recallstore.context import current_call_context
 from recallstore.errors import ConfigurationError
 from recallstore.events.bus import EventBus
@@ -45,8 +46,10 @@ from recallstore.records import (
 from recallstore.store import (
     EXPORT_EXTENSION,
     IMPORT_EXTENSION,
+    JOURNAL_EXTENSION,
     MemoryStore,
     SupportsExportRecords,
+    common_scope,
 )
 
 if TYPE_CHECKING:
@@ -86,17 +89,6 @@ class _NoTrace:
 
 
 _NO_TRACE = _NoTrace()
-
-
-def common_scope(scopes: Iterable[Mapping[str, str]]) -> dict[str, str]:
-    """The (key, value) pairs every scope shares; {} for none."""
-    shared: dict[str, str] | None = None
-    for scope in scopes:
-        if shared is None:
-            shared = dict(scope)
-        else:
-            shared = {key: value for key, value in shared.items() if scope.get(key) == value}
-    return dict(sorted((shared or {}).items()))
 
 
 class ObservedMemoryStore:
@@ -149,7 +141,8 @@ class ObservedMemoryStore:
         record by record, so restores go to the unwrapped store (:attr:`inner`).
         """
         inner = self._store.capabilities()
-        extensions = set(inner.extensions) - {IMPORT_EXTENSION}
+        # The journal is the wrapped store's: a JournalFeed reads it from ``inner``.
+        extensions = set(inner.extensions) - {IMPORT_EXTENSION, JOURNAL_EXTENSION}
         if not isinstance(self._store, SupportsExportRecords):
             extensions.discard(EXPORT_EXTENSION)
         return inner.model_copy(update={"extensions": frozenset(extensions)})
@@ -184,16 +177,13 @@ class ObservedMemoryStore:
                 data = {"operation": operation, "superseded_ids": superseded, **failure}
                 self._publish(trace, MemoryWriteEvent, scope, data)
                 raise
-            contents = tuple(r.content for r in records) if self.include_content else None
-            data = {
-                "operation": operation,
-                "record_ids": tuple(record.id for record in records),
-                "kinds": tuple(record.kind for record in records),
-                "count": len(records),
-                "superseded_ids": superseded,
-                "contents": contents,
-            }
-            self._publish(trace, MemoryWriteEvent, common_scope(r.scope for r in records), data)
+            data = write_data(
+                operation,
+                records,
+                superseded_ids=superseded,
+                include_content=self.include_content,
+            )
+            self._publish(trace, MemoryWriteEvent, write_scope(records), data)
         return records
 
     async def invalidate(self, id: str, reason: str | None = None) -> None:
@@ -262,21 +252,12 @@ class ObservedMemoryStore:
     def observe_recall(self, recall: Recall) -> None:
         """Emit ``agent.memory.recall`` for a recall assembled over this store."""
         try:
-            data = MemoryRecallData(
-                profile_count=recall.profile_count,
-                hit_count=recall.hit_count,
-                record_ids=tuple(record.id for record in recall.entries),
-                chars=recall.used_chars,
-                bytes=sum(len(record.content.encode()) for record in recall.entries),
-                budget_chars=recall.budget_chars,
-                truncated=recall.truncated,
-                omitted=recall.omitted,
-                query_chars=len(recall.user_text),
-                query=recall.user_text if self.include_query_text else None,
+            data = MemoryRecallData.model_validate(
+                recall_data(recall, include_query_text=self.include_query_text)
             )
-            event = self.bus.publish(
-                self._with_context(MemoryRecallEvent(scope=recall.scope, data=data))
-            )
+            event = self._with_context(MemoryRecallEvent(scope=recall.scope, data=data))
+            if self.bus.numbered_by == "bus":
+                event = self.bus.publish(event)
             if self.telemetry is not None:
                 self.telemetry.emit(event)
         except Exception:
@@ -306,20 +287,10 @@ class ObservedMemoryStore:
         elapsed: float,
         outcome: Mapping[str, Any],
     ) -> dict[str, Any]:
-        return {
-            "mode": "listing" if query.is_listing else self._mode(),
-            "query_chars": len(query.query or ""),
-            "query": query.query if self.include_query_text else None,
-            "kinds": query.kinds,
-            "tags": query.tags,
-            "limit": query.limit,
-            "include_invalidated": query.include_invalidated,
-            "include_expired": query.include_expired,
-            "result_count": len(hits),
-            "result_ids": tuple(hit.record.id for hit in hits),
-            "duration_ms": round(elapsed * 1000, 3),
-            **outcome,
-        }
+        data = search_data(
+            query, hits, elapsed, mode=self._mode(), include_query_text=self.include_query_text
+        )
+        return {**data, **outcome}
 
     def _mode(self) -> SearchMode:
         if self._search_mode is None:
@@ -336,8 +307,10 @@ class ObservedMemoryStore:
         """Build the call's ``model`` event from ``data``, publish it and hand it to the
         trace; any failure is counted, never raised."""
         try:
-            event = model.model_validate({"scope": scope, "data": data})
-            event = self.bus.publish(self._with_context(event))
+            event = self._with_context(model.model_validate({"scope": scope, "data": data}))
+            if self.bus.numbered_by == "bus":
+                # A journal-fed bus gets this call's event from the journal instead.
+                event = self.bus.publish(event)
         except Exception:
             self._failed("publish")
             return

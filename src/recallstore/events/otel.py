@@ -3,9 +3,10 @@
 Pass an :class:`OtelInstrumentation` to ``ObservedMemoryStore(..., telemetry=...)``:
 
 * every store call runs inside a span named by the GenAI memory conventions
-  (``create_memory``, ``update_memory``, ``delete_memory``, ``search_memory``) with
+  (``update_memory`` for writes, supersedes and invalidations, ``delete_memory``,
+  ``search_memory``) with
   ``gen_ai.operation.name``, ``gen_ai.memory.record.id`` for single-record calls,
-  ``gen_ai.memory.record.count``, ``gen_ai.conversation.id`` and ``recallstore.*``;
+  ``recallstore.record.count``, ``gen_ai.conversation.id`` and ``recallstore.*``;
 * each event is emitted as a log record with ``event_name`` = the event type, the
   envelope as its body, inside that span (a recall's inside whatever span is active);
 * the attributes are read from the event, so telemetry never holds more than the event:

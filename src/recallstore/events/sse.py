@@ -19,12 +19,12 @@ from __future__ import annotations
 import hmac
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from recallstore.errors import ConfigurationError, MissingDependencyError
 from recallstore.events.bus import EventBus, Subscription
-from recallstore.events.models import GAP_EVENT_TYPE, StreamGap
+from recallstore.events.models import GAP_EVENT_TYPE, MemoryEvent, StreamGap
 from recallstore.records import parse_scope_pairs
 
 if TYPE_CHECKING:
@@ -48,6 +48,10 @@ DEFAULT_SEND_TIMEOUT: Final = 30.0
 DEFAULT_STREAM_QUEUE: Final = 256
 """Events queued per client before its oldest are dropped."""
 DEFAULT_RETRY_MS: Final = 3_000
+
+EventHistory = Callable[[int, int], Awaitable[tuple[StreamGap | None, list[MemoryEvent]]]]
+"""``history(after_id, before_id)``: older events than the bus retains, and the gap
+that remains (``JournalFeed.history``)."""
 
 _logger = logging.getLogger("recallstore.events.sse")
 _EVENT_ID = re.compile(r"-?[0-9]{1,19}")
@@ -86,10 +90,14 @@ def create_sse_app(
     max_queue: int = DEFAULT_STREAM_QUEUE,
     send_timeout: float | None = DEFAULT_SEND_TIMEOUT,
     retry_ms: int = DEFAULT_RETRY_MS,
+    history: EventHistory | None = None,
 ) -> Starlette:
     """A Starlette app streaming ``bus`` at its root path ``/`` (mount it anywhere).
 
     ``token`` is required unless ``allow_unauthenticated=True`` is passed explicitly.
+    ``history`` (``JournalFeed.history``) serves a ``Last-Event-ID`` older than the
+    bus's replay buffer from the store's journal; the ``gap`` then covers only what
+    the journal no longer holds.
     """
     try:
         from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -158,6 +166,12 @@ def create_sse_app(
         # Subscribed before the response starts: nothing published after the client
         # sees the headers can be missed.
         subscription = bus.subscribe(scope=scope, last_event_id=last_event_id, max_queue=max_queue)
+        gap = subscription.pending_gap
+        if history is not None and gap is not None and gap.reason == "expired":
+            # The first id the bus still held when subscribing; later ones are queued.
+            before = (last_event_id or 0) + gap.missed + 1
+            older_gap, older = await history(last_event_id or 0, before)
+            subscription.backfill(older, older_gap)
         return _StreamResponse(
             messages(subscription),
             ping=ping_seconds,

@@ -1,0 +1,132 @@
+"""The Postgres backend's event journal: table access and ``LISTEN/NOTIFY``.
+
+Rows live in ``<schema>.memory_journal``; ``seq`` is an identity column. Sequence
+values are handed out when a row is inserted, not when its transaction commits, so
+an append takes a transaction-level advisory lock first: appends commit one at a
+time, in sequence order, and a tailer reading ``seq > last`` never skips a row that
+commits later with a smaller id. Each append notifies ``<schema>_journal``; the
+notification is delivered at commit, and wakes every listening tailer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from recallstore.backends.journal import JournalEntry
+from recallstore.errors import StoreUnavailableError
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+
+__all__ = ["PRUNE_BATCH", "JournalListener", "JournalTable"]
+
+PRUNE_BATCH: Final = 500
+"""Rows one age-prune transaction deletes at most."""
+
+
+class JournalTable:
+    """The SQL of one schema's journal."""
+
+    def __init__(self, schema: str) -> None:
+        self.table = f"{schema}.memory_journal"
+        self.channel = f"{schema}_journal"
+        self._lock_key = f"{schema}.memory_journal"
+
+    async def append(
+        self, conn: AsyncConnection[Any], rows: Sequence[Mapping[str, Any]], max_events: int
+    ) -> None:
+        """Insert ``rows`` in the open transaction, in commit order; prune past ``max_events``."""
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._lock_key,))
+        newest = 0
+        for row in rows:
+            cursor = await conn.execute(
+                f"INSERT INTO {self.table} (at, type, envelope) VALUES (%s, %s, %s) RETURNING seq",
+                (
+                    datetime.fromisoformat(str(row["timestamp"])),
+                    row["type"],
+                    json.dumps(row, separators=(",", ":")),
+                ),
+            )
+            found = await cursor.fetchone()
+            newest = int(found[0]) if found is not None else newest
+        await conn.execute(f"DELETE FROM {self.table} WHERE seq <= %s", (newest - max_events,))
+        await conn.execute("SELECT pg_notify(%s, %s)", (self.channel, str(newest)))
+
+    async def read(self, conn: AsyncConnection[Any], after: int, limit: int) -> list[JournalEntry]:
+        """Entries with ids above ``after``, oldest first."""
+        cursor = await conn.execute(
+            f"SELECT seq, envelope FROM {self.table} WHERE seq > %s ORDER BY seq LIMIT %s",
+            (after, limit),
+        )
+        return [JournalEntry(int(row[0]), row[1]) for row in await cursor.fetchall()]
+
+    async def bounds(self, conn: AsyncConnection[Any]) -> tuple[int | None, int]:
+        """The oldest retained id, and the newest id ever appended (the identity's last value)."""
+        cursor = await conn.execute(
+            f"SELECT (SELECT min(seq) FROM {self.table}), "
+            f"(SELECT CASE WHEN is_called THEN last_value ELSE 0 END "
+            f"FROM {self.table}_seq_seq)"
+        )
+        row = await cursor.fetchone()
+        assert row is not None
+        return (None if row[0] is None else int(row[0])), int(row[1] or 0)
+
+    async def prune_before(self, conn: AsyncConnection[Any], cutoff: datetime) -> int:
+        """Delete up to :data:`PRUNE_BATCH` rows stamped before ``cutoff``."""
+        cursor = await conn.execute(
+            f"DELETE FROM {self.table} WHERE seq IN "
+            f"(SELECT seq FROM {self.table} WHERE at < %s ORDER BY seq LIMIT %s)",
+            (cutoff, PRUNE_BATCH),
+        )
+        return int(cursor.rowcount)
+
+
+class JournalListener:
+    """A connection of its own that ``LISTEN``s for a schema's journal appends."""
+
+    def __init__(self, dsn: str, channel: str, target: str) -> None:
+        self._dsn = dsn
+        self._channel = channel
+        self._target = target
+        self._conn: AsyncConnection[Any] | None = None
+
+    async def connect(self) -> AsyncConnection[Any]:
+        """The listening connection, opened on first use."""
+        import psycopg
+
+        if self._conn is None:
+            try:
+                conn = await psycopg.AsyncConnection.connect(
+                    self._dsn, autocommit=True, connect_timeout=10
+                )
+            except psycopg.Error as exc:
+                raise StoreUnavailableError(self._target, f"cannot connect: {exc}") from None
+            await conn.execute(f"LISTEN {self._channel}")
+            self._conn = conn
+        return self._conn
+
+    async def wait(self) -> None:
+        """Return on the next notification, or after a second without one.
+
+        Notifications queue on the connection, so one sent between a reader's look at
+        the table and this wait still wakes it.
+        """
+        import psycopg
+
+        conn = await self.connect()
+        try:
+            async for _ in conn.notifies(timeout=1.0, stop_after=1):
+                pass
+        except psycopg.Error as exc:
+            # A dropped connection: the next wait listens on a new one.
+            await self.close()
+            raise StoreUnavailableError(self._target, f"journal listener: {exc}") from exc
+
+    async def close(self) -> None:
+        """Close the connection (a later wait opens a new one)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.close()
