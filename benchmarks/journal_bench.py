@@ -39,8 +39,13 @@ ROUND = 20
 """Calls made on one store before switching to the other."""
 
 
+def _users(records: int) -> int:
+    # About a hundred memories a user, as in the store benchmark.
+    return max(records // 100, 1)
+
+
 async def _load(store: SqliteMemoryStore, records: int) -> None:
-    corpus = Corpus(seed=7)
+    corpus = Corpus(_users(records), seed=7)
     for start in range(0, records, 1000):
         await store.write(corpus.inputs(min(1000, records - start)))
 
@@ -51,7 +56,7 @@ async def compare(records: int, searches: int, writes: int) -> dict[str, float]:
     off = SqliteMemoryStore(folder / "off.db", journal=None)
     async with on, off:
         await asyncio.gather(_load(on, records), _load(off, records))
-        corpus = Corpus(seed=11)
+        corpus = Corpus(_users(records), seed=11)
         queries = [
             MemorySearchQuery(query=corpus.query(), scope=corpus.scope()) for _ in range(searches)
         ]

@@ -24,15 +24,17 @@ import argparse
 import asyncio
 import random
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from store_bench import Corpus, summary, timed
+from store_bench import Corpus
 
 from recallstore._query import plan_query
 from recallstore.backends._sqlite_search import candidates_sql, match_expression
@@ -46,6 +48,23 @@ BATCH = 5_000
 
 def scope_of(user: int) -> dict[str, str]:
     return {"tenant": f"t{user % TENANTS}", "user": f"u{user}"}
+
+
+async def timed(calls: list[Callable[[], Awaitable[object]]]) -> list[float]:
+    """Seconds taken by each call, run one after another."""
+    durations = []
+    for call in calls:
+        started = time.perf_counter()
+        await call()
+        durations.append(time.perf_counter() - started)
+    return durations
+
+
+def summary(durations: list[float]) -> tuple[float, float]:
+    """(p50, p95) in milliseconds."""
+    ordered = sorted(durations)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return 1000 * statistics.median(ordered), 1000 * p95
 
 
 async def build(store: MemoryStore, corpus: Corpus, records: int, users: int) -> float:
@@ -82,7 +101,7 @@ def timed_floor(conn: sqlite3.Connection, queries: list[MemorySearchQuery]) -> l
 
 def make_queries(users: int, count: int, seed: int) -> dict[str, list[Any]]:
     """The same queries for the same seed: texts from the store's vocabulary, users."""
-    corpus = Corpus()  # the vocabulary the records were written with
+    corpus = Corpus(users)  # the vocabulary the records were written with
     corpus._rng.seed(seed)  # fresh query words, the same vocabulary
     rng = random.Random(seed)
     picked = [rng.randrange(users) for _ in range(count)]
@@ -113,7 +132,7 @@ async def measure(store: MemoryStore, users: int, count: int) -> dict[str, str]:
 
 async def run(args: argparse.Namespace) -> None:
     users = args.users or max(args.records // 100, 1)
-    corpus = Corpus()
+    corpus = Corpus(users)
     print(f"{args.records:,} records, {users:,} users in {TENANTS} tenants; {args.queries} queries")
     with tempfile.TemporaryDirectory(prefix="recallstore-search-", dir=args.dir) as tmp:
         path = args.reuse or Path(tmp) / "memory.db"
@@ -152,7 +171,7 @@ async def run_postgres(
     schema = f"bench_{uuid.uuid4().hex[:12]}"
     try:
         async with PostgresMemoryStore(dsn, schema=schema) as store:
-            built = await build(store, Corpus(), records, users)
+            built = await build(store, Corpus(users), records, users)
             print(f"postgres: built in {built:.0f} s")
             async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
                 await conn.execute(f"ANALYZE {schema}.memory_records")
