@@ -33,13 +33,18 @@ demo: $(VENV)/.installed-server
 serve: $(VENV)/.installed-server
 	$(BIN)/recallstore serve
 
+# The coverage floor (fail_under in pyproject.toml) was measured with PostgreSQL
+# present, as CI has it (.ci/run sets RECALLSTORE_REQUIRE_POSTGRES=1). Without it the
+# Postgres tests skip and the total drops by design: the report is shown, not enforced.
+COVERAGE_FLOOR := $(if $(RECALLSTORE_REQUIRE_POSTGRES),,--fail-under=0)
+
 ## test: install what the tests need and run them all, measuring coverage
-## (the run fails when coverage drops below fail_under in pyproject.toml). Coverage
-## starts before pytest, so modules its plugins import (ours included) are measured.
+## (with PostgreSQL, as in CI, the run fails below fail_under in pyproject.toml).
+## Coverage starts before pytest, so modules its plugins import (ours too) are measured.
 test: $(VENV)/.installed-dev .venv-langchain/.installed
 	$(BIN)/python -m coverage erase
 	$(BIN)/python -m coverage run -m pytest
-	$(BIN)/python -m coverage report --show-missing --skip-covered
+	$(BIN)/python -m coverage report --show-missing --skip-covered $(COVERAGE_FLOOR)
 
 ## check: the static checks CI and pre-commit run: lint, typecheck, layers
 check: lint typecheck layers
