@@ -207,7 +207,11 @@ async def bench_size(folder: Path, records: int, args: argparse.Namespace) -> li
             pass
     figures: list[Figure] = []
     clock = MonotonicClock()
-    async with SqliteMemoryStore(paths["store"], _synchronous=args.synchronous) as store:
+    # Without the event journal: its batched search events would flush into the traced
+    # statements the floors replay. What the journal costs is journal_bench.py's figure.
+    async with SqliteMemoryStore(
+        paths["store"], _synchronous=args.synchronous, journal=None
+    ) as store:
         trace = Trace(store)
         writers = await Floors.open(paths["sqlite3"], paths["aiosqlite"])
         try:
