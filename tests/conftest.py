@@ -21,6 +21,13 @@ import pytest
 
 RunPytest = Callable[..., subprocess.CompletedProcess[str]]
 
+# The suite runs SQLite stores on the standard library's sqlite3, as most users do (no
+# 'sqlite' extra), and many tests inspect their files with it: two SQLite libraries on
+# one file in one process do not see each other's locks. The fast driver has its own
+# tests (the whole conformance kit, deletion bytes, driver choice); set the variable to
+# run everything on it.
+os.environ.setdefault("RECALLSTORE_SQLITE_DRIVER", "stdlib")
+
 # Settings of this run that must not leak into a project's own pytest run.
 _OUR_SETTINGS = {"PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "VIRTUAL_ENV"}
 

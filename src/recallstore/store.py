@@ -27,6 +27,7 @@ from recallstore.records import (
 
 __all__ = [
     "EXPORT_EXTENSION",
+    "FORGET_EXTENSION",
     "IDEMPOTENCY_EXTENSION",
     "IMPORT_EXTENSION",
     "JOURNAL_EXTENSION",
@@ -36,6 +37,7 @@ __all__ = [
     "MonotonicClock",
     "StoreLifecycle",
     "SupportsExportRecords",
+    "SupportsForget",
     "SupportsImportRecords",
     "check_import_batch",
     "common_scope",
@@ -65,7 +67,7 @@ def utc_now() -> datetime:
 class MemoryStore(Protocol):
     """Cross-session memory: a scoped, invalidation-first store of records.
 
-    Every backend implements these six methods with the semantics S1–S16 pinned by
+    Every backend implements these six methods with the semantics S1–S17 pinned by
     ``recallstore.testing``, and is an async context manager that opens and closes it.
     """
 
@@ -290,6 +292,9 @@ IDEMPOTENCY_EXTENSION = "idempotency"
 JOURNAL_EXTENSION = "journal"
 """``capabilities().extensions`` name of stores that keep a durable, tailable event
 journal (see ``recallstore.backends.journal``)."""
+FORGET_EXTENSION = "forget"
+"""``capabilities().extensions`` name of stores with ``forget(scope)``: the administrative
+erasure of every record of a scope (never offered to a model)."""
 
 
 def common_scope(scopes: Iterable[Mapping[str, str]]) -> dict[str, str]:
@@ -324,6 +329,17 @@ class SupportsExportRecords(Protocol):
     def export_records(self, scope: Mapping[str, str] | None = None) -> AsyncIterator[MemoryRecord]:
         """Every record whose scope contains ``scope`` (invalid and expired included),
         ordered by ``(created_at, id)``."""
+        ...
+
+
+@runtime_checkable
+class SupportsForget(Protocol):
+    """A store with the ``"forget"`` extension: erase every record of a scope at once."""
+
+    async def forget(self, scope: Mapping[str, str]) -> int:
+        """Delete, in one transaction, every record whose scope contains ``scope`` (S17);
+        returns how many. An empty scope raises
+        :class:`~recallstore.errors.MemoryValidationError` and deletes nothing."""
         ...
 
 

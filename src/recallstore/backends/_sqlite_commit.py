@@ -90,7 +90,8 @@ class GroupCommit:
 
     ``lock`` guards the connection (readers take it too, and call :meth:`settle`
     first). ``begin`` runs right after each ``BEGIN IMMEDIATE``, in the transaction, on
-    the connection's thread. ``target`` names the database in errors.
+    the connection's thread. ``target`` names the database in errors. ``error`` is the
+    driver's base database error (``_sqlite_driver``), reported as StoreUnavailableError.
     """
 
     def __init__(
@@ -98,10 +99,12 @@ class GroupCommit:
         lock: asyncio.Lock,
         begin: Callable[[sqlite3.Connection], None],
         target: str,
+        error: type[Exception] = sqlite3.Error,
     ) -> None:
         self._lock = lock
         self._begin = begin
         self._target = target
+        self._error = error
         self._group: _Group | None = None
         self._call: _Call | None = None  # the call holding the lock
         self._queued = 0  # write calls waiting for the lock
@@ -145,7 +148,7 @@ class GroupCommit:
         except BaseException as exc:
             self._call = None
             await self._undo_call(group, call, alone)
-            if isinstance(exc, sqlite3.Error):
+            if isinstance(exc, self._error):
                 raise StoreUnavailableError(self._target, str(exc)) from exc
             raise
         self._call = None
@@ -155,7 +158,7 @@ class GroupCommit:
         await asyncio.shield(group.committed)
         if call.error is not None:
             error = call.error
-            if isinstance(error, sqlite3.Error):
+            if isinstance(error, self._error):
                 raise StoreUnavailableError(self._target, str(error)) from error
             raise error
 
@@ -199,7 +202,7 @@ class GroupCommit:
             # A cancelled await does not stop a statement already queued on aiosqlite's
             # thread, so roll back on that thread, behind it (a no-op with no transaction).
             await conn.rollback()
-            if isinstance(exc, sqlite3.Error):
+            if isinstance(exc, self._error):
                 raise StoreUnavailableError(self._target, str(exc)) from exc
             raise
         self._group = _Group(conn)
@@ -244,7 +247,7 @@ class GroupCommit:
             if call.savepoint_open:
                 await on_thread(group.conn, _roll_back_call)
             intact = group.conn.in_transaction
-        except sqlite3.Error:
+        except self._error:
             intact = False
         if not intact:
             try:
@@ -276,7 +279,7 @@ class GroupCommit:
         waiting, group.waiting = group.waiting, []
         try:
             await on_thread(group.conn, _run_calls_and_commit, waiting, self._begin_now)
-        except (sqlite3.Error, _TransactionLost) as exc:
+        except (self._error, _TransactionLost) as exc:
             await self._fail(group, f"commit failed: {exc}")
             raise StoreUnavailableError(self._target, f"commit failed: {exc}") from exc
         group.committed.set_result(None)
@@ -383,7 +386,7 @@ def _run_kept(
                 db.execute("ROLLBACK").close()
             try:
                 begin(db)
-            except sqlite3.Error as lost:
+            except Exception as lost:  # whatever failed, no transaction is open now
                 raise _TransactionLost(str(lost)) from exc
             return
         if not db.in_transaction:

@@ -21,7 +21,6 @@ __all__ = [
     "COLUMNS",
     "COLUMN_NAMES",
     "RECORD_COLUMNS",
-    "delete_now",
     "execute_many",
     "execute_now",
     "fetchone",
@@ -207,13 +206,3 @@ def rows_by_key(
         if row is not None:
             found[(pairs, name)] = row
     return found
-
-
-def delete_now(db: sqlite3.Connection, id: str) -> bool:
-    """Delete one record and merge the FTS5 index without it; False when it was absent."""
-    cursor = db.execute("DELETE FROM memory_records WHERE id = ?", (id,))
-    deleted = cursor.rowcount > 0
-    cursor.close()
-    if deleted:
-        db.execute("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')").close()
-    return deleted

@@ -10,14 +10,15 @@ release must come out of a failed open byte-for-byte unchanged.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Final
+from urllib.parse import unquote
 
 import aiosqlite
 
+from recallstore.backends._sqlite_driver import SqliteDriver
 from recallstore.backends._sqlite_journal import JOURNAL_TABLE_STATEMENTS
-from recallstore.errors import StoreIncompatibleError, StoreUnavailableError
+from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import format_timestamp
 from recallstore.store import utc_now
 
@@ -30,6 +31,7 @@ __all__ = [
     "migrate",
     "probe_version",
     "read_user_version",
+    "url_path",
 ]
 
 TOKENIZERS: Final[dict[str, str]] = {
@@ -42,6 +44,7 @@ DEFAULT_TOKENIZER: Final = "porter"
 """Chosen on LoCoMo recall@10 measured through the store (see docs/benchmarks.md)."""
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_SQLITE_PREFIX: Final = "sqlite://"
 
 # Append-only. ``{tokenize}`` is replaced by a value from TOKENIZERS (never user text).
 MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
@@ -243,26 +246,35 @@ def _check_ours(target: str, version: int, tables: set[str]) -> None:
         )
 
 
-async def probe_version(target: str, uri: str) -> None:
+async def probe_version(target: str, uri: str, driver: SqliteDriver) -> int:
     """Read an existing file's version over a read-only connection; refuse what we can't use.
 
     The version and the table list are read in one transaction (one snapshot), so a
     file another process is creating and migrating at that moment is never mistaken
     for another application's. A read-only connection cannot write the header or
-    checkpoint on close, so a refused file is left exactly as it was.
+    checkpoint on close, so a refused file is left exactly as it was. Returns the
+    format of the FTS5 index (0 when there is none yet), for ``check_index_format``.
     """
     try:
-        async with aiosqlite.connect(uri, uri=True, isolation_level=None) as conn:
+        async with driver.connect(uri, uri=True, isolation_level=None) as conn:
             # One read transaction, so both answers come from one snapshot: read in two
             # autocommit statements, another process's migration could land between
             # them (version 0 with our tables) and the file would be refused.
             await _run(conn, "BEGIN")
             version = await read_user_version(conn)
             tables = await _table_names(conn)
+            index_format = 0
+            if "memory_fts_config" in tables:
+                async with conn.execute(
+                    "SELECT v FROM memory_fts_config WHERE k = 'version'"
+                ) as cursor:
+                    row = await cursor.fetchone()
+                index_format = int(row[0]) if row is not None else 0
             await _run(conn, "COMMIT")
-    except sqlite3.Error as exc:
+    except driver.error as exc:
         raise StoreUnavailableError(target, f"cannot read the database: {exc}") from exc
     _check_ours(target, version, tables)
+    return index_format
 
 
 async def migrate(conn: aiosqlite.Connection, target: str, tokenizer: str) -> int:
@@ -293,3 +305,29 @@ async def migrate(conn: aiosqlite.Connection, target: str, tokenizer: str) -> in
         await conn.rollback()
         raise
     return current
+
+
+def url_path(url: str) -> Path:
+    """The file path of ``sqlite:///relative`` or ``sqlite:////absolute``."""
+    if not url.lower().startswith(_SQLITE_PREFIX):
+        raise ConfigurationError(
+            f"memory store target {url!r}: a SQLite URL is 'sqlite:///relative/path.db' "
+            "or 'sqlite:////absolute/path.db'"
+        )
+    host, slash, path = url[len(_SQLITE_PREFIX) :].partition("/")
+    if host or not slash:
+        raise ConfigurationError(
+            f"memory store target {url!r}: a SQLite URL has no host; "
+            "use 'sqlite:///relative/path.db' or 'sqlite:////absolute/path.db'"
+        )
+    if "?" in path or "#" in path:
+        raise ConfigurationError(
+            f"memory store target {url!r}: SQLite URL options are not supported"
+        )
+    path = unquote(path)
+    if not path or path == ":memory:":
+        raise ConfigurationError(
+            f"memory store target {url!r} names no database file; "
+            "for a non-durable store use 'memory:'"
+        )
+    return Path(path)

@@ -103,13 +103,14 @@ class WalScrub:
 
 
 async def enable_wal(
-    conn: aiosqlite.Connection, busy_seconds: float
+    conn: aiosqlite.Connection, busy_seconds: float, operational_error: type[Exception]
 ) -> sqlite3.Row | tuple[Any, ...] | None:
     """Switch a file to WAL, waiting out other connections that are doing the same.
 
     Converting a new file needs an exclusive lock, and SQLite answers "database is
     locked" at once, without the busy handler, while another connection converts or
     migrates it; so retry with a short back-off for up to ``busy_seconds``.
+    ``operational_error`` is the driver's ``OperationalError`` (see ``_sqlite_driver``).
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + busy_seconds
@@ -117,7 +118,7 @@ async def enable_wal(
     while True:
         try:
             return await fetchone(conn, "PRAGMA journal_mode = WAL")
-        except sqlite3.OperationalError as exc:
+        except operational_error as exc:
             if "locked" not in str(exc) or loop.time() + delay > deadline:
                 raise
         await asyncio.sleep(delay)

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Final, Self
 
 from recallstore._query import Candidate, CorpusStatistics, QueryTerm, document_stems, rank_records
+from recallstore.backends._forget_extension import ForgetsScopes
 from recallstore.backends.base import (
     BaseMemoryStore,
     IdempotencyKey,
@@ -26,6 +27,7 @@ from recallstore.errors import ConfigurationError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
 from recallstore.store import (
     EXPORT_EXTENSION,
+    FORGET_EXTENSION,
     IDEMPOTENCY_EXTENSION,
     IMPORT_EXTENSION,
     Clock,
@@ -40,15 +42,17 @@ MEMORY_TARGET: Final = "memory:"
 """The store target (``--db``, ``RECALLSTORE_DB``) of a new in-memory store."""
 
 
-class InMemoryMemoryStore(BaseMemoryStore[None]):
-    """A process-local ``MemoryStore``: keyword search, not durable, import and export.
+class InMemoryMemoryStore(ForgetsScopes[None], BaseMemoryStore[None]):
+    """A process-local ``MemoryStore``: keyword search, not durable, import, export, forget.
 
     Everything is lost when the process exits. It is usable without ``open()``;
     after ``aclose()`` calls fail until it is opened again, its records intact.
     """
 
     durable = False
-    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION})
+    extensions = frozenset(
+        {IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION, FORGET_EXTENSION}
+    )
 
     def __init__(self, *, clock: Clock = utc_now, ids: Callable[[], str] = new_record_id) -> None:
         super().__init__(clock=clock, ids=ids)
@@ -128,15 +132,29 @@ class InMemoryMemoryStore(BaseMemoryStore[None]):
 
     async def _delete(self, id: str) -> None:
         async with self._lock:
-            self._records.pop(id, None)
-            stems = self._stems.pop(id, None)
-            if stems is not None:
-                self._tokens -= stems.total()
-                for stem in stems:
-                    holders = self._postings[stem]
-                    holders.discard(id)
-                    if not holders:
-                        del self._postings[stem]
+            self._remove(id)
+
+    async def _forget(self, handle: None, scope: Mapping[str, str]) -> list[tuple[str, str]]:
+        # Under the write lock (_writing), like every change.
+        doomed = sorted(
+            (r for r in self._records.values() if scope_matches(r.scope, scope)),
+            key=lambda r: (r.created_at, r.id),
+        )
+        for record in doomed:
+            self._remove(record.id)
+        return [(record.id, record.kind) for record in doomed]
+
+    def _remove(self, id: str) -> None:
+        """Drop the record and its postings; nothing when absent."""
+        self._records.pop(id, None)
+        stems = self._stems.pop(id, None)
+        if stems is not None:
+            self._tokens -= stems.total()
+            for stem in stems:
+                holders = self._postings[stem]
+                holders.discard(id)
+                if not holders:
+                    del self._postings[stem]
 
     async def _search(
         self, query: MemorySearchQuery, terms: Sequence[str], now: datetime

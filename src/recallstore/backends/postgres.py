@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
+from recallstore.backends._forget_extension import ForgetsScopes
 from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._postgres_journal import PRUNE_BATCH, JournalListener, JournalTable
 from recallstore.backends._postgres_schema import SCHEMA_VERSION, index_stems, migrate
@@ -35,6 +36,7 @@ from recallstore.errors import ConfigurationError, MissingDependencyError, Store
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
 from recallstore.store import (
     EXPORT_EXTENSION,
+    FORGET_EXTENSION,
     IDEMPOTENCY_EXTENSION,
     IMPORT_EXTENSION,
     Clock,
@@ -69,14 +71,20 @@ def _redact(dsn: str) -> str:
     return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1:***@", dsn))
 
 
-class PostgresMemoryStore(JournalsRecalls, BaseMemoryStore["AsyncConnection[Any]"]):
+class PostgresMemoryStore(
+    JournalsRecalls,
+    ForgetsScopes["AsyncConnection[Any]"],
+    BaseMemoryStore["AsyncConnection[Any]"],
+):
     """A ``MemoryStore`` on PostgreSQL (13+), in its own schema of one database.
 
-    Keyword search (Porter stems, weighted BM25), durable, import and export.
+    Keyword search (Porter stems, weighted BM25), durable, import, export and forget.
     """
 
     durable = True
-    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION})
+    extensions = frozenset(
+        {IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION, FORGET_EXTENSION}
+    )
 
     def __init__(
         self,
@@ -279,6 +287,19 @@ class PostgresMemoryStore(JournalsRecalls, BaseMemoryStore["AsyncConnection[Any]
             before = (await self._fetch_records(conn, [id])).get(id) if self._journal else None
             await conn.execute(f"DELETE FROM {self._table} WHERE id = %s", (id,))
             await self._journal_delete(conn, id, before)
+
+    async def _forget(
+        self, handle: AsyncConnection[Any], scope: Mapping[str, str]
+    ) -> list[tuple[str, str]]:
+        """One statement (``scope @>`` on the GIN index); dead rows wait for VACUUM."""
+        from psycopg.types.json import Jsonb
+
+        cursor = await handle.execute(
+            f"DELETE FROM {self._table} WHERE scope @> %s RETURNING id, kind, created_at",
+            (Jsonb(dict(scope)),),
+        )
+        rows = sorted(await cursor.fetchall(), key=lambda row: (row[2], row[0]))
+        return [(row[0], row[1]) for row in rows]
 
     async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
         """Oldest first, from one snapshot (a REPEATABLE READ transaction)."""

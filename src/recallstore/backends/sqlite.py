@@ -9,33 +9,39 @@ listing's subset filter is answered from indexes, never by scanning JSON. Every 
 one ``BEGIN IMMEDIATE`` transaction (WAL, ``synchronous=FULL``), so a batch lands whole
 or not at all, and of two concurrent supersedes of one record exactly one wins, across
 connections and processes. Deleted content leaves the file: ``secure_delete`` zeroes
-freed space and the FTS5 index is merged after each delete so no segment keeps the
-forgotten terms.
+freed space, and the FTS5 index forgets the words either at once (FTS5 ``secure-delete``,
+SQLite 3.42+, the ``sqlite`` extra) or by a merge that ends the deleting transaction
+(``_sqlite_delete``; which SQLite runs it: ``_sqlite_driver``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Literal, Self
-from urllib.parse import unquote
 
 import aiosqlite
 
 from recallstore.backends import _sqlite_journal as journal_table
 from recallstore.backends import _sqlite_schema as schema
+from recallstore.backends._forget_extension import ForgetsScopes
 from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._sqlite_commit import GroupCommit
+from recallstore.backends._sqlite_delete import (
+    check_index_format,
+    delete_now,
+    forget_now,
+    use_secure_delete,
+)
+from recallstore.backends._sqlite_driver import SqliteDriver, choose_sqlite
 from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
     COLUMNS,
     RECORD_COLUMNS,
-    delete_now,
     execute_many,
     execute_now,
     fetchone_now,
@@ -65,6 +71,7 @@ from recallstore.errors import ConfigurationError, StoreIncompatibleError, Store
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
 from recallstore.store import (
     EXPORT_EXTENSION,
+    FORGET_EXTENSION,
     IDEMPOTENCY_EXTENSION,
     IMPORT_EXTENSION,
     Clock,
@@ -79,21 +86,27 @@ BUSY_TIMEOUT_SECONDS: Final = 10.0
 _BUSY_TIMEOUT_MS: Final = int(BUSY_TIMEOUT_SECONDS * 1000)
 
 _EXPORT_PAGE: Final = 500
-_SQLITE_PREFIX: Final = "sqlite://"
 
 
-class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
+class SqliteMemoryStore(
+    JournalsRecalls, ForgetsScopes[aiosqlite.Connection], BaseMemoryStore[aiosqlite.Connection]
+):
     """A durable ``MemoryStore`` in one SQLite file; several stores may share the file.
 
-    Keyword search (FTS5, ranked by weighted BM25), durable, import and export. Use as ``async with
-    SqliteMemoryStore(path) as store:`` (or ``await store.open()`` and ``await
-    store.aclose()``). Opening creates the file and migrates its schema; a file from a
-    newer recallstore raises :class:`~recallstore.errors.StoreIncompatibleError` and
-    is left untouched.
+    Keyword search (FTS5, ranked by weighted BM25), durable, import, export and forget. Use
+    as ``async with SqliteMemoryStore(path) as store:`` (or ``await store.open()`` and
+    ``await store.aclose()``). Opening creates the file and migrates its schema; a file
+    from a newer recallstore raises :class:`~recallstore.errors.StoreIncompatibleError`
+    and is left untouched. ``sqlite_driver`` picks the SQLite library: ``"auto"`` (a
+    current SQLite from the ``sqlite`` extra when installed, else the standard
+    library's), ``"stdlib"``, ``"pysqlite3"`` or ``"sqlean"``; None reads
+    ``$RECALLSTORE_SQLITE_DRIVER`` (docs/deletion.md).
     """
 
     durable = True
-    extensions = frozenset({IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION})
+    extensions = frozenset(
+        {IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION, FORGET_EXTENSION}
+    )
 
     def __init__(
         self,
@@ -102,6 +115,7 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
         clock: Clock = utc_now,
         ids: Callable[[], str] = new_record_id,
         journal: JournalSettings | None = DEFAULT_JOURNAL,
+        sqlite_driver: str | None = None,
         _tokenizer: Literal["porter", "unicode61"] = schema.DEFAULT_TOKENIZER,
         _synchronous: Literal["FULL", "NORMAL"] = "FULL",
     ) -> None:
@@ -112,6 +126,7 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
         if _synchronous not in ("FULL", "NORMAL"):
             raise ValueError(f"unknown synchronous mode {_synchronous!r}")
         super().__init__(clock=clock, ids=ids, journal=journal)
+        self._driver: SqliteDriver = choose_sqlite(sqlite_driver)
         # Absolute, so SQLite never reads a name like ":memory:" as a non-durable database.
         self.path = Path(path).expanduser().absolute()
         self._tokenizer = _tokenizer
@@ -121,7 +136,9 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
         # A connection of its own for PRAGMA data_version (journal tailers only).
         self._watch: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
-        self._commits = GroupCommit(self._lock, self._observe_newest_now, str(self.path))
+        self._commits = GroupCommit(
+            self._lock, self._observe_newest_now, str(self.path), self._driver.error
+        )
         # Deleted text left in the WAL because a reader held an older snapshot.
         self._wal = WalScrub(self._scrub_wal_when_free)
 
@@ -135,10 +152,15 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
             )
         if url[: len("sqlite:")].lower() != "sqlite:":
             return cls(Path(url))
-        return cls(_sqlite_url_path(url))
+        return cls(schema.url_path(url))
 
     def __repr__(self) -> str:
         return f"SqliteMemoryStore({str(self.path)!r})"
+
+    @property
+    def sqlite_driver(self) -> str:
+        """The SQLite library in use: ``"stdlib"``, ``"pysqlite3"`` or ``"sqlean"``."""
+        return self._driver.name
 
     def describe(self) -> StoreDescription:
         """``SqliteMemoryStore`` in its database file."""
@@ -156,19 +178,21 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
             target = str(self.path)
             probe_uri = schema.check_location(self.path)
             if probe_uri is not None:
-                await schema.probe_version(target, probe_uri)
+                index_format = await schema.probe_version(target, probe_uri, self._driver)
+                check_index_format(target, index_format, self._driver)
+            error = self._driver.error
             try:
-                conn = await aiosqlite.connect(
+                conn = await self._driver.connect(
                     self.path, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS
                 )
-            except sqlite3.Error as exc:
+            except error as exc:
                 raise StoreUnavailableError(target, f"cannot open: {exc}") from exc
             try:
                 await self._configure(conn)
                 await self._observe_newest(conn)
             except BaseException as exc:
                 await conn.close()
-                if isinstance(exc, sqlite3.Error):
+                if isinstance(exc, error):
                     raise StoreUnavailableError(target, f"cannot open: {exc}") from exc
                 raise
             self._conn = conn
@@ -182,13 +206,15 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
         if found > schema.SCHEMA_VERSION:
             raise StoreIncompatibleError(target, found, schema.SCHEMA_VERSION)
         await run(conn, f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-        mode = await enable_wal(conn, BUSY_TIMEOUT_SECONDS)
+        mode = await enable_wal(conn, BUSY_TIMEOUT_SECONDS, self._driver.operational_error)
         if mode is None or str(mode[0]).lower() != "wal":
             raise StoreUnavailableError(target, f"cannot enable WAL (journal_mode={mode})")
         await run(conn, f"PRAGMA synchronous = {self._synchronous}")
         await run(conn, "PRAGMA foreign_keys = ON")
         await run(conn, "PRAGMA secure_delete = ON")
         await schema.migrate(conn, target, self._tokenizer)
+        if self._driver.secure_delete:
+            await on_thread(conn, use_secure_delete)
         if self._journal is not None:
             await journal_table.install_bound(conn, self._journal.max_events)
 
@@ -196,7 +222,7 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
         """Keep our clock ahead of every record in the file (other connections write too)."""
         await on_thread(conn, self._observe_newest_now)
 
-    def _observe_newest_now(self, db: sqlite3.Connection) -> None:
+    def _observe_newest_now(self, db: Any) -> None:
         """:meth:`_observe_newest` on the connection's thread."""
         newest = fetchone_now(db, "SELECT max(created_at) FROM memory_records")
         if newest is not None and newest[0] is not None:
@@ -217,7 +243,7 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
             conn, self._conn = self._conn, None
             if conn is not None:
                 if self._wal.pending:
-                    self._wal.settle(await _scrub_wal(conn))
+                    self._wal.settle(await self._scrub_wal(conn))
                 await conn.close()
 
     async def _scrub_wal_when_free(self) -> bool | None:
@@ -226,7 +252,7 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
             if self._conn is None:
                 return None
             await self._commits.settle()
-            return await _scrub_wal(self._conn)
+            return await self._scrub_wal(self._conn)
 
     @property
     def _is_open(self) -> bool:
@@ -244,10 +270,10 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
             await self._commits.settle()
             if self._wal.pending:
                 # Without waiting: a long reader must not slow every call down.
-                self._wal.settle(await _scrub_wal(conn, wait_ms=0))
+                self._wal.settle(await self._scrub_wal(conn, wait_ms=0))
             try:
                 yield conn
-            except sqlite3.Error as exc:
+            except self._driver.error as exc:
                 raise StoreUnavailableError(str(self.path), str(exc)) from exc
 
     def _writing(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
@@ -305,21 +331,39 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
     async def _delete(self, id: str) -> None:
         """Delete, then scrub the record from the file (S5).
 
-        The FTS5 index is merged into one segment so no older segment keeps the
-        deleted terms, and the WAL is emptied so its old page images go too — at once,
+        The FTS5 index drops the words in the transaction (``_sqlite_delete``: secure-delete
+        or a merge), and the WAL is emptied so its old page images go too — at once,
         or, while another connection reads a snapshot from before the delete, as soon
-        as that read ends (retried without blocking; see docs/security.md). The merge
-        costs time proportional to the index size (see docs/sqlite.md).
+        as that read ends (retried without blocking; see docs/deletion.md).
         """
+        merge = not self._driver.secure_delete
         async with self._writing() as conn:
             before = (await self._fetch_records(conn, [id])).get(id) if self._journal else None
-            deleted = await self._commits.now(conn, delete_now, id)
+            deleted = await self._commits.now(conn, delete_now, id, merge)
             await self._journal_delete(conn, id, before)
         if deleted:
-            async with self._reading() as conn:
-                # A reader of an older snapshot blocks it: then retried until it works.
-                if not await _scrub_wal(conn):
-                    self._wal.owe()
+            await self._after_forget()
+
+    async def _forget(
+        self, handle: aiosqlite.Connection, scope: Mapping[str, str]
+    ) -> list[tuple[str, str]]:
+        merge = not self._driver.secure_delete
+        return await self._commits.now(handle, forget_now, scope, merge)
+
+    async def _after_forget(self) -> None:
+        async with self._reading() as conn:
+            # A reader of an older snapshot blocks it: then retried until it works.
+            if not await self._scrub_wal(conn):
+                self._wal.owe()
+
+    async def _scrub_wal(
+        self, conn: aiosqlite.Connection, *, wait_ms: int = ATTEMPT_WAIT_MS
+    ) -> bool:
+        """Empty the WAL (see ``_sqlite_wal``); False when a reader or writer is in the way."""
+        try:
+            return await truncate_wal(conn, _BUSY_TIMEOUT_MS, wait_ms=wait_ms)
+        except self._driver.error:
+            return False
 
     async def _search(
         self, query: MemorySearchQuery, terms: Sequence[str], now: datetime
@@ -393,39 +437,5 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
     async def _watcher(self) -> aiosqlite.Connection:
         self._check_open()
         if self._watch is None:
-            self._watch = await aiosqlite.connect(self.path, isolation_level=None)
+            self._watch = await self._driver.connect(self.path, isolation_level=None)
         return self._watch
-
-
-def _sqlite_url_path(url: str) -> Path:
-    """The file path of ``sqlite:///relative`` or ``sqlite:////absolute``."""
-    if not url.lower().startswith(_SQLITE_PREFIX):
-        raise ConfigurationError(
-            f"memory store target {url!r}: a SQLite URL is 'sqlite:///relative/path.db' "
-            "or 'sqlite:////absolute/path.db'"
-        )
-    host, slash, path = url[len(_SQLITE_PREFIX) :].partition("/")
-    if host or not slash:
-        raise ConfigurationError(
-            f"memory store target {url!r}: a SQLite URL has no host; "
-            "use 'sqlite:///relative/path.db' or 'sqlite:////absolute/path.db'"
-        )
-    if "?" in path or "#" in path:
-        raise ConfigurationError(
-            f"memory store target {url!r}: SQLite URL options are not supported"
-        )
-    path = unquote(path)
-    if not path or path == ":memory:":
-        raise ConfigurationError(
-            f"memory store target {url!r} names no database file; "
-            "for a non-durable store use 'memory:'"
-        )
-    return Path(path)
-
-
-async def _scrub_wal(conn: aiosqlite.Connection, *, wait_ms: int = ATTEMPT_WAIT_MS) -> bool:
-    """Empty the WAL (see ``_sqlite_wal``); False when a reader or writer is in the way."""
-    try:
-        return await truncate_wal(conn, _BUSY_TIMEOUT_MS, wait_ms=wait_ms)
-    except sqlite3.Error:
-        return False

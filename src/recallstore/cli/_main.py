@@ -9,7 +9,16 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from recallstore.cli import _demo, _events, _manifest, _mcp, _records, _serve, _transfer
+from recallstore.cli import (
+    _demo,
+    _events,
+    _forget,
+    _manifest,
+    _mcp,
+    _records,
+    _serve,
+    _transfer,
+)
 from recallstore.cli._database import DB_ENV, default_db
 from recallstore.cli._errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, CliError
 from recallstore.errors import (
@@ -125,6 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     delete = commands.add_parser("delete", parents=[store], help="forget a record completely")
     delete.add_argument("id", metavar="ID", help="the record id")
     delete.set_defaults(handler=_records.run_delete)
+
+    _forget.add_forget_command(commands, [db])
 
     export = commands.add_parser(
         "export", parents=[store], help="write records as JSONL, oldest first"

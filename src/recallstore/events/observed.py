@@ -45,6 +45,7 @@ from recallstore.records import (
 )
 from recallstore.store import (
     EXPORT_EXTENSION,
+    FORGET_EXTENSION,
     IMPORT_EXTENSION,
     JOURNAL_EXTENSION,
     MemoryStore,
@@ -138,11 +139,14 @@ class ObservedMemoryStore:
 
         ``"export"`` is kept when the wrapped store has it (``export_records`` passes
         through); ``"import"`` never is: an import is a mutation no event could describe
-        record by record, so restores go to the unwrapped store (:attr:`inner`).
+        record by record, so restores go to the unwrapped store (:attr:`inner`). Nor is
+        ``"forget"``: an operator's erasure goes to the unwrapped store too (a store
+        with a journal records it there).
         """
         inner = self._store.capabilities()
         # The journal is the wrapped store's: a JournalFeed reads it from ``inner``.
-        extensions = set(inner.extensions) - {IMPORT_EXTENSION, JOURNAL_EXTENSION}
+        dropped = {IMPORT_EXTENSION, JOURNAL_EXTENSION, FORGET_EXTENSION}
+        extensions = set(inner.extensions) - dropped
         if not isinstance(self._store, SupportsExportRecords):
             extensions.discard(EXPORT_EXTENSION)
         return inner.model_copy(update={"extensions": frozenset(extensions)})

@@ -12,7 +12,7 @@ fresh location for the test::
         def store_factory(self, tmp_path):
             return lambda: MyStore(tmp_path / "memory.db")
 
-Each rule S1–S16 of the store protocol has named tests (``test_s7_...``); a failure
+Each rule S1–S17 of the store protocol has named tests (``test_s7_...``); a failure
 starts with the rule and a hint (``S5 — delete(id) returned, but get(id) still returns
 the record``). Areas are also importable alone (``ScopeConformance``, ...). Sub-suites
 skip themselves unless ``capabilities()`` turns them on; the clock sub-suite runs when
@@ -46,6 +46,7 @@ pytest.register_assert_rewrite(
             "concurrency",
             "differential",
             "filters",
+            "forget",
             "hostile",
             "invalidate",
             "keys",
@@ -77,6 +78,7 @@ from recallstore.testing.clock import ClockConformance  # noqa: E402
 from recallstore.testing.concurrency import ConcurrencyConformance  # noqa: E402
 from recallstore.testing.differential import DifferentialConformance  # noqa: E402
 from recallstore.testing.filters import FilterConformance  # noqa: E402
+from recallstore.testing.forget import ForgetConformance  # noqa: E402
 from recallstore.testing.hostile import HOSTILE_QUERIES, HostileQueryConformance  # noqa: E402
 from recallstore.testing.invalidate import InvalidateConformance  # noqa: E402
 from recallstore.testing.keys import KeyConformance  # noqa: E402
@@ -108,6 +110,7 @@ __all__ = [
     "DifferentialConformance",
     "DurabilityConformance",
     "FilterConformance",
+    "ForgetConformance",
     "HostileQueryConformance",
     "InvalidateConformance",
     "KeyConformance",
@@ -132,6 +135,7 @@ class MemoryStoreConformance(
     SupersedeConformance,
     InvalidateConformance,
     DeleteGetConformance,
+    ForgetConformance,
     ScopeConformance,
     FilterConformance,
     KeyConformance,

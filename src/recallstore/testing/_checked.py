@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -119,6 +119,24 @@ class CheckedStore:
                 "delete(id) returned, but get(id) still returns the record",
                 f"record {id!r}; delete must remove the stored row itself",
             )
+
+    async def forget(self, scope: Mapping[str, str]) -> int:
+        """The ``"forget"`` extension; the records it took count as deleted (S17)."""
+        forgotten: int = await self._call(
+            f"forget({_short(repr(dict(scope)))}) (S17)",
+            self.store.forget(scope),  # type: ignore[attr-defined]
+        )
+        gone = [record_id for record_id in self._written if await self.store.get(record_id) is None]
+        for record_id in gone:
+            self._written.pop(record_id)
+            self._deleted.add(record_id)
+        if forgotten != len(gone):
+            raise KitRuleViolation(
+                "S17",
+                "forget(scope) must return how many records it deleted",
+                f"it returned {forgotten}, and {len(gone)} record(s) the test wrote are gone",
+            )
+        return forgotten
 
     async def import_records(self, records: Sequence[MemoryRecord]) -> int:
         """The ``"import"`` extension, remembering the ids it was given."""

@@ -62,6 +62,9 @@ RULES: dict[str, str] = {
     "S16": "a write whose idempotency_key a valid record of the same scope holds returns "
     "that record when it says the same, else supersedes it; racing writers never store "
     "two valid records with one key",
+    "S17": "forget(scope) deletes, in one transaction, every record whose scope contains the "
+    "non-empty scope (S7's match), as delete would (S5), and returns how many; an empty scope "
+    "is a MemoryValidationError and deletes nothing",
     "lifecycle": "a store is an async context manager; once closed, every protocol method "
     "raises StoreUnavailableError",
     "ext": "export_records streams every record in a scope oldest first; import_records "
