@@ -52,8 +52,8 @@ async def _load(store: SqliteMemoryStore, records: int) -> None:
 
 async def compare(records: int, searches: int, writes: int) -> dict[str, float]:
     folder = Path(tempfile.mkdtemp(prefix="journal-bench-"))
-    on = SqliteMemoryStore(folder / "on.db")
-    off = SqliteMemoryStore(folder / "off.db", journal=None)
+    on = SqliteMemoryStore(folder / "on.db", sqlite_driver="stdlib")
+    off = SqliteMemoryStore(folder / "off.db", journal=None, sqlite_driver="stdlib")
     async with on, off:
         await asyncio.gather(_load(on, records), _load(off, records))
         corpus = Corpus(_users(records), seed=11)
@@ -93,7 +93,10 @@ async def retention(writes: int, bound: int) -> tuple[int, float]:
     settings = JournalSettings(max_events=bound)
     largest = 0
     began = time.perf_counter()
-    async with SqliteMemoryStore(db, journal=settings, _synchronous="NORMAL") as store:
+    # stdlib, like the sqlite3 connection that reads the file beside it.
+    async with SqliteMemoryStore(
+        db, journal=settings, _synchronous="NORMAL", sqlite_driver="stdlib"
+    ) as store:
         for n in range(1, writes + 1):
             await store.write([MemoryWriteInput(scope={"user": "u"}, content=f"fact {n}")])
             if n % bound == 0 or n == writes:

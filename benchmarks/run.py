@@ -17,8 +17,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ORDER = ["locomo_recall.py", "store_bench.py"]
-QUICK_ARGUMENTS = {"store_bench.py": ["--records", "10000", "--queries", "20"]}
-MILLION_ARGUMENTS = {"store_bench.py": ["--records", "10000", "100000", "1000000"]}
+QUICK_ARGUMENTS = {
+    "store_bench.py": ["--records", "10000", "--queries", "20"],
+    "delete_bench.py": ["--records", "10000"],
+}
+MILLION_ARGUMENTS = {
+    "store_bench.py": ["--records", "10000", "100000", "1000000"],
+    "delete_bench.py": ["--records", "100000", "1000000"],
+}
 
 
 def scripts() -> list[str]:

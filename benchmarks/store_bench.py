@@ -202,15 +202,18 @@ async def floor_batch_async(conn: aiosqlite.Connection, records: Sequence[Memory
 async def bench_size(folder: Path, records: int, args: argparse.Namespace) -> list[Figure]:
     corpus = Corpus(users=max(records // RECORDS_PER_USER, 1))
     paths = {name: folder / f"{name}.db" for name in ("store", "sqlite3", "aiosqlite")}
+    # The standard library's SQLite throughout: the floors use it, and two SQLite
+    # libraries on one file in one process do not see each other's locks (what the
+    # 'sqlite' extra's driver changes for deletes is delete_bench.py's figure).
     for path in paths.values():  # the same schema in every file
-        async with SqliteMemoryStore(path):
+        async with SqliteMemoryStore(path, sqlite_driver="stdlib"):
             pass
     figures: list[Figure] = []
     clock = MonotonicClock()
     # Without the event journal: its batched search events would flush into the traced
     # statements the floors replay. What the journal costs is journal_bench.py's figure.
     async with SqliteMemoryStore(
-        paths["store"], _synchronous=args.synchronous, journal=None
+        paths["store"], _synchronous=args.synchronous, journal=None, sqlite_driver="stdlib"
     ) as store:
         trace = Trace(store)
         writers = await Floors.open(paths["sqlite3"], paths["aiosqlite"])

@@ -213,6 +213,9 @@ async def test_there_is_no_delete_tool(alice: MemoryToolbox) -> None:
     assert result["ok"] is False
     assert result["error"]["code"] == "unknown_tool"
     assert "memory_search" in result["error"]["message"]
+    # forget(scope) is for operators (recallstore forget), never a model tool.
+    forget = await alice.call("memory_forget", {})
+    assert forget["error"]["code"] == "unknown_tool"
 
 
 @pytest.mark.parametrize(
