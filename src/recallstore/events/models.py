@@ -82,7 +82,8 @@ class MemoryWriteData(EventData):
     """The exception type name when ``ok`` is false (e.g. ``MemoryConflictError``)."""
     record_ids: _RecordIds = ()
     """Write and supersede: the ids of the records created (empty when it failed).
-    Invalidate and delete: the id the call named."""
+    Invalidate and delete: the id the call named; a journaled ``forget(scope)``: every
+    id it deleted."""
     kinds: tuple[MemoryKind, ...] = ()
     """The kind of each record in ``record_ids``, in the same order (empty when the
     named record did not exist)."""
