@@ -15,13 +15,13 @@ It skips itself unless ``capabilities()`` lists ``"journal"``. Use it beside
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from recallstore.backends.journal import JournalEntry, SupportsJournal
 from recallstore.errors import MemoryNotFoundError
-from recallstore.store import JOURNAL_EXTENSION, MemoryStore
+from recallstore.store import FORGET_EXTENSION, JOURNAL_EXTENSION, MemoryStore, SupportsForget
 from recallstore.testing._harness import StoreFactory, StoreHarness, search_ids, write_one
 
 __all__ = ["JournalConformance"]
@@ -65,6 +65,24 @@ class JournalConformance(StoreHarness):
         ]
         assert entries[0].envelope["scope"] == {"user": "u"}
         assert all(d.get("contents") is None for d in _writes(entries))
+
+    @pytest.mark.asyncio
+    async def test_journal_records_a_forget_as_one_delete_event_listing_every_id(
+        self, store: MemoryStore
+    ) -> None:
+        journal = _journal(store)
+        if FORGET_EXTENSION not in store.capabilities().extensions:
+            pytest.skip("forget rule; this store does not list the 'forget' extension")
+        gone = [await write_one(store, f"note {n}", scope={"user": "ana"}) for n in range(3)]
+        await write_one(store, "kept", scope={"user": "bo"})
+        _, before = await journal.journal_bounds()
+        assert await cast(SupportsForget, store).forget({"user": "ana"}) == 3
+        assert await cast(SupportsForget, store).forget({"user": "ana"}) == 0
+        entries = [e for e in await journal.read_journal(before) if e.type == _WRITE]
+        assert [(d["operation"], d["record_ids"], d["count"]) for d in _writes(entries)] == [
+            ("delete", [record.id for record in gone], 3)
+        ]
+        assert entries[0].envelope["scope"] == {"user": "ana"}
 
     @pytest.mark.asyncio
     async def test_journal_ids_increase_across_stores_and_reopening(
