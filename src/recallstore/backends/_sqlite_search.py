@@ -15,6 +15,7 @@ from the index's own totals, cached until the file changes.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final, Literal
@@ -35,7 +36,9 @@ from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
     RECORD_COLUMNS,
     fetchone,
+    on_thread,
     record_from_row,
+    scope_token,
 )
 from recallstore.records import MemoryHit, MemorySearchQuery, format_timestamp
 
@@ -44,8 +47,10 @@ __all__ = [
     "FtsStatistics",
     "candidates_sql",
     "choose_driver",
+    "choose_driver_now",
     "filters_of",
     "fts5_totals",
+    "listing_rows_now",
     "listing_sql",
     "match_expression",
     "ranked_search",
@@ -54,6 +59,10 @@ __all__ = [
 
 DRIVER_CAP: Final = 2_000
 """Above this many matching rows a filter is too broad to drive a query from."""
+
+_SORTED_DRIVER_PENALTY: Final = 8
+"""How much narrower than a scope pair a tag must be to drive a listing: its rows are
+all read and sorted, where the pair's come in order and stop at the limit."""
 
 _ID, _CONTENT, _CREATED = (COLUMN_NAMES.index(name) for name in ("id", "content", "created_at"))
 
@@ -70,12 +79,6 @@ _CHECK: Final = {
     ),
     "tag": "EXISTS (SELECT 1 FROM memory_tags WHERE record_seq = r.seq AND tag = ?)",
 }
-
-
-def scope_token(key: str, value: str) -> str:
-    """The ``scope_terms`` token of one scope pair, as schema version 2's triggers
-    write it: hex of the UTF-8 key, ``x``, hex of the value, ``0``."""
-    return f"{key.encode().hex()}x{value.encode().hex()}0"
 
 
 def _quoted(token: str) -> str:
@@ -108,26 +111,44 @@ def filters_of(query: MemorySearchQuery) -> list[Filter]:
     return scope + [("tag", (tag,)) for tag in query.tags or ()]
 
 
-async def _capped_counts(conn: aiosqlite.Connection, filters: list[Filter]) -> list[int]:
-    counts = ", ".join(f"(SELECT count(*) FROM ({_LOOKUP[kind]} LIMIT ?))" for kind, _ in filters)
-    params = [value for _, values in filters for value in (*values, DRIVER_CAP)]
-    row = await fetchone(conn, f"SELECT {counts}", params)
-    assert row is not None
-    return [int(count) for count in row]
+def _capped_counts_now(db: sqlite3.Connection, filters: list[Filter]) -> list[int]:
+    """Each filter's row count, capped: at :data:`DRIVER_CAP`, then at the smallest so
+    far (a filter that reaches it cannot be the smallest), so a broad pair counted after
+    a narrow one costs what the narrow one did."""
+    counts, cap = [], DRIVER_CAP
+    for kind, values in filters:
+        row = db.execute(f"SELECT count(*) FROM ({_LOOKUP[kind]} LIMIT ?)", (*values, cap))
+        count = int(row.fetchone()[0])
+        counts.append(count)
+        cap = min(cap, count)
+    return counts
 
 
-async def choose_driver(conn: aiosqlite.Connection, filters: list[Filter]) -> int | None:
-    """The most selective filter (capped count), or None when every one is broad.
+def choose_driver_now(db: sqlite3.Connection, filters: list[Filter]) -> int | None:
+    """The filter a listing starts from (see :func:`listing_sql`), or None.
 
-    The query then starts from that filter's index range and checks the others by
-    primary key; when all are broad it walks the recency index and checks each filter
-    per row, stopping at the limit.
+    A scope pair's rows come newest first from its index (schema version 5), so a
+    listing driven by one reads little more than its limit, however broad the pair:
+    the narrowest pair drives. A tag's rows must be sorted, so a tag drives only when
+    it is selective and much narrower than every pair. With neither, the query walks
+    the recency index, checking each filter per row and stopping at the limit.
     """
     if not filters:
         return None
-    counts = await _capped_counts(conn, filters)
-    smallest = min(range(len(filters)), key=counts.__getitem__)
-    return smallest if counts[smallest] < DRIVER_CAP else None
+    counts = _capped_counts_now(db, filters)
+    pairs = [index for index, (kind, _) in enumerate(filters) if kind == "scope"]
+    tags = [index for index, (kind, _) in enumerate(filters) if kind == "tag"]
+    pair = min(pairs, key=counts.__getitem__) if pairs else None
+    tag = min(tags, key=counts.__getitem__) if tags else None
+    if tag is not None and counts[tag] < DRIVER_CAP:
+        if pair is None or counts[tag] * _SORTED_DRIVER_PENALTY < counts[pair]:
+            return tag
+    return pair
+
+
+async def choose_driver(conn: aiosqlite.Connection, filters: list[Filter]) -> int | None:
+    """:func:`choose_driver_now` through aiosqlite."""
+    return await on_thread(conn, choose_driver_now, filters)
 
 
 def _record_conditions(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[Any]]:
@@ -153,20 +174,41 @@ def listing_sql(
     query: MemorySearchQuery, now: datetime, filters: list[Filter], driver: int | None
 ) -> tuple[str, list[Any]]:
     """The SELECT of a listing (newest first) and its parameters; ``driver`` indexes the
-    filter to start from (see :func:`choose_driver`)."""
+    filter to start from (see :func:`choose_driver_now`)."""
     where: list[str] = []
     params: list[Any] = []
+    source = "memory_records AS r"
+    order = "r.created_at DESC, r.id DESC"
     for index, (kind, values) in enumerate(filters):
-        where.append(f"r.seq IN ({_LOOKUP[kind]})" if index == driver else _CHECK[kind])
+        if index != driver:
+            where.append(_CHECK[kind])
+        elif kind == "scope":
+            # The pair's index yields its records newest first; CROSS JOIN keeps it the
+            # outer loop, so reading stops at the limit (ties on the microsecond are
+            # put in id order by a sort of just those rows).
+            source = "memory_scope AS d CROSS JOIN memory_records AS r ON r.seq = d.record_seq"
+            order = "d.created_us DESC, r.id DESC"
+            where.append("d.key = ? AND d.value = ?")
+        else:
+            where.append(f"r.seq IN ({_LOOKUP[kind]})")
         params.extend(values)
     more, more_params = _record_conditions(query, now)
     condition = " AND ".join([*where, *more])
     sql = (
-        f"SELECT {RECORD_COLUMNS} FROM memory_records AS r "
+        f"SELECT {RECORD_COLUMNS} FROM {source} "
         f"{'WHERE ' + condition if condition else ''} "
-        "ORDER BY r.created_at DESC, r.id DESC LIMIT ?"
+        f"ORDER BY {order} LIMIT ?"
     )
     return sql, [*params, *more_params, query.limit]
+
+
+def listing_rows_now(
+    db: sqlite3.Connection, query: MemorySearchQuery, now: datetime
+) -> list[tuple[Any, ...]]:
+    """A listing's rows, newest first, in one hand-off to the connection's thread."""
+    filters = filters_of(query)
+    sql, params = listing_sql(query, now, filters, choose_driver_now(db, filters))
+    return db.execute(sql, params).fetchall()
 
 
 class FtsStatistics:
@@ -264,7 +306,7 @@ async def ranked_search(
     exhaustive = False
     if scope:
         pairs: list[Filter] = [("scope", pair) for pair in scope.items()]
-        exhaustive = min(await _capped_counts(conn, pairs)) <= EXHAUSTIVE_SCOPE
+        exhaustive = min(await on_thread(conn, _capped_counts_now, pairs)) <= EXHAUSTIVE_SCOPE
     sql, params = candidates_sql(query, now, ordered=not exhaustive)
     await statistics.refresh(conn)
 
