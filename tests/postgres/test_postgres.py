@@ -149,7 +149,8 @@ async def test_a_version_1_schema_migrates_to_our_stems_and_totals(
         frequencies: dict[str, int] = dict(
             conn.execute(f"SELECT stem, documents FROM {postgres_schema}.memory_stems").fetchall()
         )
-    assert stems == ("'dog' 'home' 'the' 'walk'", 4)
+    # Version 5 added the scope pair {"user": "u2"} as a lexeme; stems alone are counted.
+    assert stems == ("'dog' 'home' 'scope:75736572=7532' 'the' 'walk'", 4)
     assert totals == (2, 4 + 2)
     # r1's words left with it ("park" only it held); "walk" is in r2 and the new record.
     assert frequencies == {"dog": 1, "home": 1, "the": 1, "walk": 2, "a": 1}

@@ -33,9 +33,8 @@ from recallstore._query import (
 )
 from recallstore._text import fts5_words, tokenize
 from recallstore.backends._sqlite_rows import (
-    COLUMN_NAMES,
+    COLUMNS,
     RECORD_COLUMNS,
-    fetchone,
     on_thread,
     record_from_row,
     scope_token,
@@ -64,7 +63,6 @@ _SORTED_DRIVER_PENALTY: Final = 8
 """How much narrower than a scope pair a tag must be to drive a listing: its rows are
 all read and sorted, where the pair's come in order and stop at the limit."""
 
-_ID, _CONTENT, _CREATED = (COLUMN_NAMES.index(name) for name in ("id", "content", "created_at"))
 
 # A subset filter is a list of index lookups the record must all pass: one per scope
 # pair (memory_scope) and one per tag (memory_tags).
@@ -140,10 +138,9 @@ def choose_driver_now(db: sqlite3.Connection, filters: list[Filter]) -> int | No
     tags = [index for index, (kind, _) in enumerate(filters) if kind == "tag"]
     pair = min(pairs, key=counts.__getitem__) if pairs else None
     tag = min(tags, key=counts.__getitem__) if tags else None
-    if tag is not None and counts[tag] < DRIVER_CAP:
-        if pair is None or counts[tag] * _SORTED_DRIVER_PENALTY < counts[pair]:
-            return tag
-    return pair
+    if tag is None or counts[tag] >= DRIVER_CAP:
+        return pair
+    return tag if pair is None or counts[tag] * _SORTED_DRIVER_PENALTY < counts[pair] else pair
 
 
 async def choose_driver(conn: aiosqlite.Connection, filters: list[Filter]) -> int | None:
@@ -226,13 +223,17 @@ class FtsStatistics:
 
     async def refresh(self, conn: aiosqlite.Connection) -> None:
         """Drop the cache when the file changed since it was filled."""
-        row = await fetchone(conn, "PRAGMA data_version")
-        version = (int(row[0]) if row is not None else 0, conn.total_changes)
+        await on_thread(conn, self.refresh_now)
+
+    def refresh_now(self, db: sqlite3.Connection) -> None:
+        """:meth:`refresh` on the connection's thread."""
+        row = db.execute("PRAGMA data_version").fetchone()
+        version = (int(row[0]) if row is not None else 0, db.total_changes)
         if version == self._version:
             return
         self._version = version
         self._frequency = {}
-        block_row = await fetchone(conn, "SELECT block FROM memory_fts_data WHERE id = 1")
+        block_row = db.execute("SELECT block FROM memory_fts_data WHERE id = 1").fetchone()
         rows, tokens = fts5_totals(bytes(block_row[0]) if block_row is not None else b"")
         self._totals = (rows, tokens[0] / rows if rows and tokens else 0.0)
 
@@ -240,16 +241,18 @@ class FtsStatistics:
         """The statistics for ``stems`` (document frequencies in the content column)."""
         missing = sorted({stem for stem in stems if stem not in self._frequency})
         if missing:
-            self._frequency.update(dict.fromkeys(missing, 0))
-            marks = ", ".join("?" * len(missing))
-            async with conn.execute(
-                "SELECT term, doc FROM memory_fts_vocab "
-                f"WHERE term IN ({marks}) AND col = 'content'",
-                missing,
-            ) as cursor:
-                for term, documents in await cursor.fetchall():
-                    self._frequency[str(term)] = int(documents)
+            await on_thread(conn, self._count_now, missing)
         return CorpusStatistics(self._totals[0], self._totals[1], self._frequency)
+
+    def _count_now(self, db: sqlite3.Connection, missing: list[str]) -> None:
+        self._frequency.update(dict.fromkeys(missing, 0))
+        marks = ", ".join("?" * len(missing))
+        rows = db.execute(
+            f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks}) AND col = 'content'",
+            missing,
+        ).fetchall()
+        for term, documents in rows:
+            self._frequency[str(term)] = int(documents)
 
 
 def fts5_totals(block: bytes) -> tuple[int, list[int]]:
@@ -273,7 +276,7 @@ def fts5_totals(block: bytes) -> tuple[int, list[int]]:
 
 
 def candidates_sql(
-    query: MemorySearchQuery, now: datetime, *, ordered: bool
+    query: MemorySearchQuery, now: datetime, *, ordered: bool, columns: str = RECORD_COLUMNS
 ) -> tuple[str, list[Any]]:
     """The SELECT of a keyword query's candidates and its parameters after the FTS5
     expression (the first) and before the row limit (the last).
@@ -281,17 +284,37 @@ def candidates_sql(
     Scope pairs are part of the expression (see :func:`match_expression`); tags, kinds,
     validity and expiry are checked per match. ``ordered`` asks for FTS5's own best
     first (``bm25()`` over the content column), else every match in index order.
+    ``columns`` of ``memory_records AS r`` (every record column unless given).
     """
     tags = [tag for tag in query.tags or ()]
     where, params = _record_conditions(query, now)
     condition = " AND ".join(["memory_fts MATCH ?", *(_CHECK["tag"] for _ in tags), *where])
     order = "ORDER BY bm25(memory_fts, 1.0, 0.0), r.created_at DESC, r.id DESC" if ordered else ""
     sql = (
-        f"SELECT {RECORD_COLUMNS} FROM memory_fts "
+        f"SELECT {columns} FROM memory_fts "
         "JOIN memory_records AS r ON r.seq = memory_fts.rowid "
         f"WHERE {condition} {order} LIMIT ?"
     )
     return sql, [*tags, *params]
+
+
+_CANDIDATE_COLUMNS: Final = "r.seq, r.content, r.created_at, r.id"
+"""What ranking needs of a candidate; whole rows are read for the hits alone."""
+
+
+def _rows_by_seq_now(db: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple[Any, ...]]:
+    marks = ", ".join("?" * len(seqs))
+    rows = db.execute(
+        f"SELECT seq, {COLUMNS} FROM memory_records WHERE seq IN ({marks})", seqs
+    ).fetchall()
+    return {int(row[0]): tuple(row[1:]) for row in rows}
+
+
+def _prepare_now(db: sqlite3.Connection, pairs: list[Filter], statistics: FtsStatistics) -> bool:
+    """Before a keyword search, in one hand-off: the statistics cache checked, and
+    whether the scope is small enough to re-score every match (``EXHAUSTIVE_SCOPE``)."""
+    statistics.refresh_now(db)
+    return bool(pairs) and min(_capped_counts_now(db, pairs)) <= EXHAUSTIVE_SCOPE
 
 
 async def ranked_search(
@@ -300,27 +323,35 @@ async def ranked_search(
     now: datetime,
     statistics: FtsStatistics,
 ) -> list[MemoryHit]:
-    """The hits of a keyword ``query`` (not a listing), ranked by ``rank_records``."""
+    """The hits of a keyword ``query`` (not a listing), ranked by ``rank_records``.
+
+    Candidates are read as (seq, content, recency) only; the whole rows of the hits
+    come in one statement at the end.
+    """
     text = query.query or ""
     scope = dict(query.scope)
-    exhaustive = False
-    if scope:
-        pairs: list[Filter] = [("scope", pair) for pair in scope.items()]
-        exhaustive = min(await on_thread(conn, _capped_counts_now, pairs)) <= EXHAUSTIVE_SCOPE
-    sql, params = candidates_sql(query, now, ordered=not exhaustive)
-    await statistics.refresh(conn)
+    pairs: list[Filter] = [("scope", pair) for pair in scope.items()]
+    exhaustive = await on_thread(conn, _prepare_now, pairs, statistics)
+    sql, params = candidates_sql(query, now, ordered=not exhaustive, columns=_CANDIDATE_COLUMNS)
 
-    async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[tuple[Any, ...]]]:
+    async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[int]]:
         expression = match_expression(scope, terms, text)
         limit = EXHAUSTIVE_SCOPE if exhaustive else n
-        rows = await conn.execute_fetchall(sql, [expression, *params, limit])
+        rows = await on_thread(conn, _fetchall_now, sql, [expression, *params, limit])
         return [
-            Candidate(tuple(row), str(row[_CONTENT]), (str(row[_CREATED]), str(row[_ID])))
-            for row in rows
+            Candidate(int(seq), str(content), (str(created), str(id)))
+            for seq, content, created, id in rows
         ]
 
     async def lookup(stems: Sequence[str]) -> CorpusStatistics:
         return await statistics.lookup(conn, stems)
 
     ranked = await rank_records(text, fetch, lookup, query.limit, candidates=RERANK_CANDIDATES)
-    return [MemoryHit(record=record_from_row(row), score=score) for score, row in ranked]
+    if not ranked:
+        return []
+    rows = await on_thread(conn, _rows_by_seq_now, [seq for _, seq in ranked])
+    return [MemoryHit(record=record_from_row(rows[seq]), score=score) for score, seq in ranked]
+
+
+def _fetchall_now(db: sqlite3.Connection, sql: str, params: list[Any]) -> list[Any]:
+    return db.execute(sql, params).fetchall()

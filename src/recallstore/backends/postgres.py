@@ -311,7 +311,9 @@ class PostgresMemoryStore(JournalsRecalls, BaseMemoryStore["AsyncConnection[Any]
                     conn, self._schema, _COLUMNS, query, now, self._statistics
                 )
             return [MemoryHit(record=_record(row), score=score) for score, row in ranked]
-        where, params = filter_clauses(query, now)
+        where, params, in_scope = filter_clauses(query, now)
+        if in_scope is not None:
+            where, params = ["search_text @@ %s::tsquery", *where], [in_scope, *params]
         sql = (
             f"SELECT {_COLUMNS} FROM {self._table} "
             f"WHERE {' AND '.join(where) or 'TRUE'} "
@@ -375,7 +377,7 @@ def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
         None if record.payload is None else Jsonb(record.payload),
         Jsonb(data["supports"]),
         record.idempotency_key,
-        *index_stems(record.content),
+        *index_stems(record.content, record.scope),
     )
 
 
