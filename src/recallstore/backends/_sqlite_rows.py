@@ -6,6 +6,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any, Final, TypeVar
 
 import aiosqlite
@@ -127,6 +128,7 @@ def recency_key(moment: datetime) -> int:
     return (moment - _EPOCH) // _MICROSECOND
 
 
+@lru_cache(maxsize=4096)
 def scope_token(key: str, value: str) -> str:
     """The ``scope_terms`` token of one scope pair (schema version 2): hex of the UTF-8
     key, ``x``, hex of the value, ``0`` (letters and digits only, so one FTS5 token,
@@ -167,11 +169,13 @@ def _record_row(record: MemoryRecord) -> tuple[Any, ...]:
         record.kind,
         record.content,
         _to_json(record.scope),
-        _to_json(record.tags),
+        _to_json(record.tags) if record.tags else "[]",
         _json_or_none(record.provenance),
         _json_or_none(record.target),
         None if record.payload is None else _to_json(record.payload),
-        _to_json([item.model_dump(mode="json") for item in record.supports]),
+        _to_json([item.model_dump(mode="json") for item in record.supports])
+        if record.supports
+        else "[]",
         created_at,
         updated_at,
         None if invalid_at is None else format_timestamp(invalid_at),
