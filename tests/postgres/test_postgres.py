@@ -106,6 +106,42 @@ async def test_scope_and_text_filters_can_use_the_gin_indexes(
     assert "memory_records_text" in " ".join(line for (line,) in text_plan)
 
 
+async def test_scope_pairs_are_lexemes_and_a_pair_too_long_for_one_still_filters(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    # 256 four-byte characters: 2,048 hex digits, over Postgres' lexeme limit.
+    wide = "\U0001f600" * 256
+    async with PostgresMemoryStore(postgres_url, schema=postgres_schema) as store:
+        tea, other, far = await store.write(
+            [
+                MemoryWriteInput(scope={"tenant": "acme", "user": "u1"}, content="likes tea"),
+                MemoryWriteInput(scope={"tenant": "acme", "user": "u2"}, content="likes tea"),
+                MemoryWriteInput(scope={"tenant": "acme", "user": wide}, content="likes tea"),
+            ]
+        )
+        for scope, expected in [
+            ({"user": "u1"}, [tea.id]),
+            ({"tenant": "acme", "user": "u2"}, [other.id]),
+            ({"user": wide}, [far.id]),
+            ({"tenant": "acme", "user": wide}, [far.id]),
+        ]:
+            hits = await store.search(MemorySearchQuery(query="tea", scope=scope))
+            assert [hit.record.id for hit in hits] == expected
+            listed = await store.search(MemorySearchQuery(scope=scope))
+            assert [hit.record.id for hit in listed] == expected
+        # A query word spelled like a pair's lexeme matches no record's scope (S10).
+        lexeme = "scope:" + b"user".hex() + "=" + b"u1".hex()
+        assert await store.search(MemorySearchQuery(query=lexeme)) == []
+    with psycopg.connect(postgres_url) as conn:
+        texts = conn.execute(
+            f"SELECT search_text::text FROM {postgres_schema}.memory_records WHERE id = %s",
+            (tea.id,),
+        ).fetchone()
+        stems = conn.execute(f"SELECT stem FROM {postgres_schema}.memory_stems").fetchall()
+    assert texts is not None and f"'{lexeme}'" in texts[0]
+    assert sorted(stem for (stem,) in stems) == ["like", "tea"]
+
+
 async def test_a_version_1_schema_migrates_to_our_stems_and_totals(
     postgres_url: str, postgres_schema: str
 ) -> None:
