@@ -138,7 +138,8 @@ async def test_scope_pairs_are_lexemes_and_a_pair_too_long_for_one_still_filters
             (tea.id,),
         ).fetchone()
         stems = conn.execute(f"SELECT stem FROM {postgres_schema}.memory_stems").fetchall()
-    assert texts is not None and f"'{lexeme}'" in texts[0]
+    assert texts is not None
+    assert f"'{lexeme}'" in texts[0]
     assert sorted(stem for (stem,) in stems) == ["like", "tea"]
 
 
