@@ -317,11 +317,16 @@ async def rank_records(
 
 
 @lru_cache(maxsize=_PARSED_CACHE)
-def _stem_counts(content: str) -> tuple[Counter[str], int]:
-    """The stem counts and length of ``content``; cached, as the same records come back
-    query after query (callers must not change the Counter)."""
-    counts = Counter(document_stems(content))
-    return counts, counts.total()
+def _stem_counts(content: str) -> tuple[dict[str, int], int]:
+    """The stem counts and length of ``content`` (its :func:`document_stems`, counted);
+    cached, as the same records come back query after query (callers must not change
+    the dict). Counted in a plain dict: ``Counter`` cost as much as the stemming."""
+    words = _WORD.findall(content.lower()) if content.isascii() else tokenize(content)
+    counts: dict[str, int] = {}
+    for word in words:
+        stem = porter_stem(word)
+        counts[stem] = counts.get(stem, 0) + 1
+    return counts, len(words)
 
 
 def _recency(candidate: Candidate[Any]) -> tuple[str, str]:
@@ -330,7 +335,7 @@ def _recency(candidate: Candidate[Any]) -> tuple[str, str]:
 
 def _score(
     query: Sequence[QueryTerm],
-    found: Sequence[tuple[Candidate[_Item], Counter[str], int]],
+    found: Sequence[tuple[Candidate[_Item], dict[str, int], int]],
     statistics: CorpusStatistics,
 ) -> list[tuple[float, Candidate[_Item]]]:
     """The candidates holding a query term, best first; ``found`` is newest first and

@@ -1,8 +1,9 @@
 """The SQLite backend's search: listings by recency, keyword search ranked by ``_query``.
 
 Listings: scope pairs and tags are index lookups (``memory_scope``, ``memory_tags``).
-The most selective one drives the query when it is selective enough; otherwise the
-query walks the recency index and checks each filter per row.
+The narrowest scope pair drives, its records read newest first from its index
+(``memory_scope_recency``) until the limit; a much narrower tag drives when it is
+selective; otherwise the query walks the recency index and checks each filter per row.
 
 Keyword search: FTS5 finds the candidates and :func:`recallstore._query.rank_records`
 ranks them, as in every keyword backend. Each scope pair is a token of the index's
@@ -239,12 +240,16 @@ class FtsStatistics:
 
     async def lookup(self, conn: aiosqlite.Connection, stems: Sequence[str]) -> CorpusStatistics:
         """The statistics for ``stems`` (document frequencies in the content column)."""
-        missing = sorted({stem for stem in stems if stem not in self._frequency})
-        if missing:
-            await on_thread(conn, self._count_now, missing)
+        if any(stem not in self._frequency for stem in stems):
+            await on_thread(conn, self.count_now, stems)
         return CorpusStatistics(self._totals[0], self._totals[1], self._frequency)
 
-    def _count_now(self, db: sqlite3.Connection, missing: list[str]) -> None:
+    def count_now(self, db: sqlite3.Connection, stems: Sequence[str]) -> None:
+        """Read the document frequencies of ``stems`` not cached yet, on the
+        connection's thread."""
+        missing = sorted({stem for stem in stems if stem not in self._frequency})
+        if not missing:
+            return
         self._frequency.update(dict.fromkeys(missing, 0))
         marks = ", ".join("?" * len(missing))
         rows = db.execute(
@@ -310,11 +315,30 @@ def _rows_by_seq_now(db: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple
     return {int(row[0]): tuple(row[1:]) for row in rows}
 
 
-def _prepare_now(db: sqlite3.Connection, pairs: list[Filter], statistics: FtsStatistics) -> bool:
-    """Before a keyword search, in one hand-off: the statistics cache checked, and
-    whether the scope is small enough to re-score every match (``EXHAUSTIVE_SCOPE``)."""
+def _candidates_now(
+    db: sqlite3.Connection,
+    query: MemorySearchQuery,
+    now: datetime,
+    terms: Sequence[QueryTerm],
+    n: int,
+    statistics: FtsStatistics,
+) -> list[Candidate[int]]:
+    """A keyword query's candidates, in one hand-off with what they need: the
+    statistics cache checked and the query stems' document frequencies read, and
+    whether the scope is small enough to re-score every match (``EXHAUSTIVE_SCOPE``)
+    or FTS5's own best ``n`` are re-scored."""
     statistics.refresh_now(db)
-    return bool(pairs) and min(_capped_counts_now(db, pairs)) <= EXHAUSTIVE_SCOPE
+    statistics.count_now(db, [term.stem for term in terms])
+    pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
+    exhaustive = bool(pairs) and min(_capped_counts_now(db, pairs)) <= EXHAUSTIVE_SCOPE
+    sql, params = candidates_sql(query, now, ordered=not exhaustive, columns=_CANDIDATE_COLUMNS)
+    expression = match_expression(dict(query.scope), terms, query.query or "")
+    limit = EXHAUSTIVE_SCOPE if exhaustive else n
+    rows = db.execute(sql, [expression, *params, limit]).fetchall()
+    return [
+        Candidate(int(seq), str(content), (str(created), str(record_id)))
+        for seq, content, created, record_id in rows
+    ]
 
 
 async def ranked_search(
@@ -325,27 +349,18 @@ async def ranked_search(
 ) -> list[MemoryHit]:
     """The hits of a keyword ``query`` (not a listing), ranked by ``rank_records``.
 
-    Candidates are read as (seq, content, recency) only; the whole rows of the hits
-    come in one statement at the end.
+    Three hand-offs to the connection's thread at most: the candidates, read as
+    (seq, content, recency) only; the feedback words' document frequencies not yet
+    cached; the whole rows of the hits.
     """
-    text = query.query or ""
-    scope = dict(query.scope)
-    pairs: list[Filter] = [("scope", pair) for pair in scope.items()]
-    exhaustive = await on_thread(conn, _prepare_now, pairs, statistics)
-    sql, params = candidates_sql(query, now, ordered=not exhaustive, columns=_CANDIDATE_COLUMNS)
 
     async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[int]]:
-        expression = match_expression(scope, terms, text)
-        limit = EXHAUSTIVE_SCOPE if exhaustive else n
-        rows = await on_thread(conn, _fetchall_now, sql, [expression, *params, limit])
-        return [
-            Candidate(int(seq), str(content), (str(created), str(id)))
-            for seq, content, created, id in rows
-        ]
+        return await on_thread(conn, _candidates_now, query, now, terms, n, statistics)
 
     async def lookup(stems: Sequence[str]) -> CorpusStatistics:
         return await statistics.lookup(conn, stems)
 
+    text = query.query or ""
     ranked = await rank_records(text, fetch, lookup, query.limit, candidates=RERANK_CANDIDATES)
     if not ranked:
         return []
