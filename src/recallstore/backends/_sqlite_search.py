@@ -331,7 +331,17 @@ def _candidates_now(
     statistics.count_now(db, [term.stem for term in terms])
     pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
     exhaustive = bool(pairs) and min(_capped_counts_now(db, pairs)) <= EXHAUSTIVE_SCOPE
-    sql, params = candidates_sql(query, now, ordered=not exhaustive, columns=_CANDIDATE_COLUMNS)
+    if exhaustive:
+        sql, params = candidates_sql(query, now, ordered=False, columns=_CANDIDATE_COLUMNS)
+    else:
+        # FTS5's best n by seq alone, then their content: SQLite copies every selected
+        # column of every match into the sorter, and with the content that cost as
+        # much again as FTS5's own bm25() ordering.
+        best, params = candidates_sql(query, now, ordered=True, columns="r.seq")
+        sql = (
+            f"SELECT {_CANDIDATE_COLUMNS} FROM ({best}) AS best "
+            "JOIN memory_records AS r ON r.seq = best.seq"
+        )
     expression = match_expression(dict(query.scope), terms, query.query or "")
     limit = EXHAUSTIVE_SCOPE if exhaustive else n
     rows = db.execute(sql, [expression, *params, limit]).fetchall()
