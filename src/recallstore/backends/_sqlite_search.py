@@ -60,6 +60,13 @@ __all__ = [
 DRIVER_CAP: Final = 2_000
 """Above this many matching rows a filter is too broad to drive a query from."""
 
+_AVERAGES_ID: Final = 1
+_STRUCTURE_ID: Final = 10
+_INDEX_VERSION: Final = (
+    f"SELECT id, block FROM memory_fts_data WHERE id IN ({_AVERAGES_ID}, {_STRUCTURE_ID})"
+)
+"""FTS5's averages and structure records (fixed ids in ``<table>_data``)."""
+
 _SORTED_DRIVER_PENALTY: Final = 8
 """How much narrower than a scope pair a tag must be to drive a listing: its rows are
 all read and sorted, where the pair's come in order and stop at the limit."""
@@ -210,32 +217,36 @@ def listing_rows_now(
 
 
 class FtsStatistics:
-    """Store-wide BM25 statistics read from the FTS5 index, cached per file version.
+    """Store-wide BM25 statistics read from the FTS5 index, cached per index version.
 
-    The cache lives as long as neither this connection (``total_changes``) nor another
-    (``PRAGMA data_version``) has changed the file, so a ranking never uses figures
-    older than the records it ranks.
+    The cache lives as long as the index's averages record (row count, token totals)
+    and structure record (whose cookie FTS5 bumps whenever it writes a segment, i.e.
+    on every insert, delete or merge, from any connection) stay the same, so a ranking
+    never uses figures older than the records it ranks. Writes that leave the index
+    alone (the event journal, invalidations) keep the cache: with ``PRAGMA
+    data_version`` as the key, the journal's flush every quarter second dropped it,
+    and at 1M records a search then walked every query word's doclist again.
     """
 
     def __init__(self) -> None:
-        self._version: tuple[int, int] | None = None
+        self._version: tuple[bytes, bytes] | None = None
         self._totals = (0, 0.0)
         self._frequency: dict[str, int] = {}
 
     async def refresh(self, conn: aiosqlite.Connection) -> None:
-        """Drop the cache when the file changed since it was filled."""
+        """Drop the cache when the index changed since it was filled."""
         await on_thread(conn, self.refresh_now)
 
     def refresh_now(self, db: sqlite3.Connection) -> None:
         """:meth:`refresh` on the connection's thread."""
-        row = db.execute("PRAGMA data_version").fetchone()
-        version = (int(row[0]) if row is not None else 0, db.total_changes)
+        blocks = dict(db.execute(_INDEX_VERSION).fetchall())
+        averages = bytes(blocks.get(_AVERAGES_ID, b""))
+        version = (averages, bytes(blocks.get(_STRUCTURE_ID, b"")))
         if version == self._version:
             return
         self._version = version
         self._frequency = {}
-        block_row = db.execute("SELECT block FROM memory_fts_data WHERE id = 1").fetchone()
-        rows, tokens = fts5_totals(bytes(block_row[0]) if block_row is not None else b"")
+        rows, tokens = fts5_totals(averages)
         self._totals = (rows, tokens[0] / rows if rows and tokens else 0.0)
 
     async def lookup(self, conn: aiosqlite.Connection, stems: Sequence[str]) -> CorpusStatistics:
