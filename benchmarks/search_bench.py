@@ -16,6 +16,7 @@ user-scoped searches and listings run there.
 
     .venv/bin/python benchmarks/search_bench.py [--records 100000] [--users N]
         [--queries 200] [--postgres postgresql://postgres@127.0.0.1:5432/test]
+        [--reuse FILE] [--keep-schema NAME]
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ async def run(args: argparse.Namespace) -> None:
     postgres_results: dict[str, str] = {}
     if args.postgres:
         postgres_results = await run_postgres(
-            args.postgres, corpus, args.records, users, args.queries
+            args.postgres, corpus, args.records, users, args.queries, args.keep_schema
         )
     print("| measure (p50 / p95 ms) | SQLite store | plain sqlite3 floor | Postgres store |")
     print("|---|---|---|---|")
@@ -162,23 +163,25 @@ async def run(args: argparse.Namespace) -> None:
 
 
 async def run_postgres(
-    dsn: str, corpus: Corpus, records: int, users: int, count: int
+    dsn: str, corpus: Corpus, records: int, users: int, count: int, keep: str = ""
 ) -> dict[str, str]:
     import psycopg
 
     from recallstore.backends.postgres import PostgresMemoryStore
 
-    schema = f"bench_{uuid.uuid4().hex[:12]}"
+    schema = keep or f"bench_{uuid.uuid4().hex[:12]}"
     try:
         async with PostgresMemoryStore(dsn, schema=schema) as store:
-            built = await build(store, Corpus(users), records, users)
-            print(f"postgres: built in {built:.0f} s")
+            if not (await store.search(MemorySearchQuery(limit=1))):
+                built = await build(store, Corpus(users), records, users)
+                print(f"postgres: built in {built:.0f} s")
             async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
                 await conn.execute(f"ANALYZE {schema}.memory_records")
             return await measure(store, users, count)
     finally:
-        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
-            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        if not keep:
+            async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+                await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -192,6 +195,11 @@ def main(argv: list[str] | None = None) -> int:
         "--reuse",
         type=Path,
         help="keep the SQLite file here, and measure an existing one without rebuilding it",
+    )
+    parser.add_argument(
+        "--keep-schema",
+        default="",
+        help="Postgres schema to build into and keep (measured without rebuilding if filled)",
     )
     asyncio.run(run(parser.parse_args(argv)))
     return 0

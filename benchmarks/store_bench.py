@@ -41,7 +41,7 @@ from pathlib import Path
 
 import aiosqlite
 
-from recallstore.backends._sqlite_rows import insert_statements
+from recallstore.backends._sqlite_rows import PendingInsert, next_seq, on_thread
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.records import MemoryRecord, MemorySearchQuery, MemoryWriteInput
 from recallstore.store import MonotonicClock, new_record_id, record_from_input
@@ -183,7 +183,7 @@ def floor_batch_sync(conn: sqlite3.Connection, records: Sequence[MemoryRecord]) 
     started = time.perf_counter()
     conn.execute("BEGIN IMMEDIATE")
     conn.execute("SELECT max(created_at) FROM memory_records").fetchall()
-    for sql, rows in insert_statements(records):
+    for sql, rows in PendingInsert(records).statements(next_seq(conn)):
         conn.executemany(sql, rows)
     conn.execute("COMMIT")
     return time.perf_counter() - started
@@ -193,7 +193,8 @@ async def floor_batch_async(conn: aiosqlite.Connection, records: Sequence[Memory
     started = time.perf_counter()
     await conn.execute("BEGIN IMMEDIATE")
     await conn.execute_fetchall("SELECT max(created_at) FROM memory_records")
-    for sql, rows in insert_statements(records):
+    pending = PendingInsert(records)
+    for sql, rows in pending.statements(await on_thread(conn, next_seq)):
         await conn.executemany(sql, rows)
     await conn.execute("COMMIT")
     return time.perf_counter() - started

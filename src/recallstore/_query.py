@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from recallstore._porter import porter_stem
 from recallstore._text import _TOKEN as _WORD
@@ -291,13 +291,18 @@ async def rank_records(
     query = plan_query(text)
     if not query or limit <= 0:
         return []
-    found = await fetch(query, max(candidates, limit))
-    if not found:
+    fetched = await fetch(query, max(candidates, limit))
+    if not fetched:
         return []
-    parsed: dict[str, Counter[str]] = {}
+    # Newest first, so the stable sort by score ranks equal scores newer first; each
+    # record's stems are counted once for both passes.
+    found = [
+        (candidate, *_stem_counts(candidate.content))
+        for candidate in sorted(fetched, key=_recency, reverse=True)
+    ]
     known = await statistics([term.stem for term in query])
     if feedback > 0:
-        first = _score(query, found, known, parsed)
+        first = _score(query, found, known)
         contents = [candidate.content for _, candidate in first[:feedback]]
         more = await statistics(feedback_stems(contents))
         query = expand_query(query, contents, more.document_frequency, more.total_documents)
@@ -307,29 +312,34 @@ async def rank_records(
             known.average_length,
             {**more.document_frequency, **known.document_frequency},
         )
-    ranked = _score(query, found, known, parsed)
+    ranked = _score(query, found, known)
     return [(score, candidate.item) for score, candidate in ranked[:limit]]
 
 
 @lru_cache(maxsize=_PARSED_CACHE)
-def _stem_counts(content: str) -> tuple[Counter[str], int]:
-    """The stem counts and length of ``content``; cached, as the same records come back
-    query after query (callers must not change the Counter)."""
-    counts = Counter(document_stems(content))
-    return counts, counts.total()
+def _stem_counts(content: str) -> tuple[dict[str, int], int]:
+    """The stem counts and length of ``content`` (its :func:`document_stems`, counted);
+    cached, as the same records come back query after query (callers must not change
+    the dict). Counted in a plain dict: ``Counter`` cost as much as the stemming."""
+    words = _WORD.findall(content.lower()) if content.isascii() else tokenize(content)
+    counts: dict[str, int] = {}
+    for word in words:
+        stem = porter_stem(word)
+        counts[stem] = counts.get(stem, 0) + 1
+    return counts, len(words)
+
+
+def _recency(candidate: Candidate[Any]) -> tuple[str, str]:
+    return candidate.recency
 
 
 def _score(
     query: Sequence[QueryTerm],
-    found: Sequence[Candidate[_Item]],
+    found: Sequence[tuple[Candidate[_Item], dict[str, int], int]],
     statistics: CorpusStatistics,
-    parsed: dict[str, Counter[str]],
 ) -> list[tuple[float, Candidate[_Item]]]:
-    scorer = _Bm25(query, statistics)
-    scored = []
-    for candidate in sorted(found, key=lambda c: c.recency, reverse=True):
-        counts, length = _stem_counts(candidate.content)
-        parsed[candidate.content] = counts
-        scored.append((scorer.score(counts, length), candidate))
-    # sorted() is stable, so equal scores keep the newest-first order set above.
-    return sorted((pair for pair in scored if pair[0] > 0), key=lambda pair: -pair[0])
+    """The candidates holding a query term, best first; ``found`` is newest first and
+    sorted() is stable, so equal scores keep that order."""
+    score = _Bm25(query, statistics).score
+    scored = [(score(counts, length), candidate) for candidate, counts, length in found]
+    return sorted([pair for pair in scored if pair[0] > 0], key=lambda pair: -pair[0])

@@ -79,6 +79,9 @@ def format_timestamp(moment: datetime) -> str:
 
     Fixed width makes the strings sort in time order, which the SQL backends rely on.
     """
+    if moment.tzinfo is UTC and moment.year >= 1000:
+        # What strftime gives below, several times faster (every write formats one).
+        return moment.isoformat(timespec="microseconds")[:-6] + "Z"
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 

@@ -106,6 +106,43 @@ async def test_scope_and_text_filters_can_use_the_gin_indexes(
     assert "memory_records_text" in " ".join(line for (line,) in text_plan)
 
 
+async def test_scope_pairs_are_lexemes_and_a_pair_too_long_for_one_still_filters(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    # 256 four-byte characters: 2,048 hex digits, over Postgres' lexeme limit.
+    wide = "\U0001f600" * 256
+    async with PostgresMemoryStore(postgres_url, schema=postgres_schema) as store:
+        tea, other, far = await store.write(
+            [
+                MemoryWriteInput(scope={"tenant": "acme", "user": "u1"}, content="likes tea"),
+                MemoryWriteInput(scope={"tenant": "acme", "user": "u2"}, content="likes tea"),
+                MemoryWriteInput(scope={"tenant": "acme", "user": wide}, content="likes tea"),
+            ]
+        )
+        for scope, expected in [
+            ({"user": "u1"}, [tea.id]),
+            ({"tenant": "acme", "user": "u2"}, [other.id]),
+            ({"user": wide}, [far.id]),
+            ({"tenant": "acme", "user": wide}, [far.id]),
+        ]:
+            hits = await store.search(MemorySearchQuery(query="tea", scope=scope))
+            assert [hit.record.id for hit in hits] == expected
+            listed = await store.search(MemorySearchQuery(scope=scope))
+            assert [hit.record.id for hit in listed] == expected
+        # A query word spelled like a pair's lexeme matches no record's scope (S10).
+        lexeme = "scope:" + b"user".hex() + "=" + b"u1".hex()
+        assert await store.search(MemorySearchQuery(query=lexeme)) == []
+    with psycopg.connect(postgres_url) as conn:
+        texts = conn.execute(
+            f"SELECT search_text::text FROM {postgres_schema}.memory_records WHERE id = %s",
+            (tea.id,),
+        ).fetchone()
+        stems = conn.execute(f"SELECT stem FROM {postgres_schema}.memory_stems").fetchall()
+    assert texts is not None
+    assert f"'{lexeme}'" in texts[0]
+    assert sorted(stem for (stem,) in stems) == ["like", "tea"]
+
+
 async def test_a_version_1_schema_migrates_to_our_stems_and_totals(
     postgres_url: str, postgres_schema: str
 ) -> None:
@@ -149,7 +186,8 @@ async def test_a_version_1_schema_migrates_to_our_stems_and_totals(
         frequencies: dict[str, int] = dict(
             conn.execute(f"SELECT stem, documents FROM {postgres_schema}.memory_stems").fetchall()
         )
-    assert stems == ("'dog' 'home' 'the' 'walk'", 4)
+    # Version 5 added the scope pair {"user": "u2"} as a lexeme; stems alone are counted.
+    assert stems == ("'dog' 'home' 'scope:75736572=7532' 'the' 'walk'", 4)
     assert totals == (2, 4 + 2)
     # r1's words left with it ("park" only it held); "walk" is in r2 and the new record.
     assert frequencies == {"dog": 1, "home": 1, "the": 1, "walk": 2, "a": 1}

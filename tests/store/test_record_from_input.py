@@ -34,6 +34,7 @@ def test_the_assembled_record_equals_the_validated_one() -> None:
     assert built == validated
     assert built.model_dump(mode="json") == validated.model_dump(mode="json")
     assert repr(built) == repr(validated)
+    assert built.model_fields_set == validated.model_fields_set
     # The record owns its containers: the input's cannot change it afterwards.
     assert built.scope is not inp.scope
     assert built.payload is not inp.payload

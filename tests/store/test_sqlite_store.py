@@ -291,10 +291,10 @@ async def test_a_selective_scope_pair_drives_the_listing_through_its_index(
     query = MemorySearchQuery(scope={"tenant": "t1", "user": "u9"}, tags=["drink"])
     plan, driver = await _plan(populated, query)
     assert driver == 1  # "user" matches 1 row, "tenant" 1,500, the tag 1,000
-    assert (
-        "SEARCH memory_scope USING COVERING INDEX memory_scope_by_pair (key=? AND value=?)" in plan
-    )
+    assert "SEARCH d USING COVERING INDEX memory_scope_recency (key=? AND value=?)" in plan
     assert "SEARCH memory_scope USING PRIMARY KEY (record_seq=? AND key=?)" in plan
+    # Newest first from the index: only ties on the microsecond are sorted.
+    assert "USE TEMP B-TREE FOR RIGHT PART OF ORDER BY" in plan
     assert "SEARCH memory_tags USING PRIMARY KEY (record_seq=? AND tag=?)" in plan
     assert "SCAN memory_scope" not in plan
     assert "SCAN memory_tags" not in plan
@@ -312,12 +312,22 @@ async def test_a_selective_tag_drives_through_the_tag_index(populated: Path) -> 
     assert "SCAN memory_tags" not in plan
 
 
-async def test_a_broad_scope_walks_recency_and_checks_by_primary_key(populated: Path) -> None:
+async def test_a_broad_scope_pair_still_drives_newest_first(populated: Path) -> None:
     plan, driver = await _plan(populated, MemorySearchQuery(scope={"tenant": "t1"}))
-    assert driver is None  # 1,500 rows: reading newest-first until the limit is cheaper
+    assert driver == 0  # 1,500 rows, but read newest first and only up to the limit
+    assert "SEARCH d USING COVERING INDEX memory_scope_recency (key=? AND value=?)" in plan
+    assert "USE TEMP B-TREE FOR ORDER BY" not in plan
+    assert "SCAN" not in plan
+
+
+async def test_a_broad_tag_alone_walks_recency_and_checks_by_primary_key(
+    populated: Path,
+) -> None:
+    plan, driver = await _plan(populated, MemorySearchQuery(tags=["drink"]))
+    assert driver is None  # 1,000 rows, above the lowered cap
     assert "SCAN r USING INDEX memory_records_recency" in plan
-    assert "SEARCH memory_scope USING PRIMARY KEY (record_seq=? AND key=?)" in plan
-    assert "SCAN memory_scope" not in plan
+    assert "SEARCH memory_tags USING PRIMARY KEY (record_seq=? AND tag=?)" in plan
+    assert "SCAN memory_tags" not in plan
 
 
 async def test_driver_choice_never_changes_results(populated: Path) -> None:

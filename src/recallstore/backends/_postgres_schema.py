@@ -7,7 +7,7 @@ whose version is newer than ``SCHEMA_VERSION`` is refused before anything is wri
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from recallstore._query import document_stems
@@ -22,6 +22,7 @@ __all__ = [
     "installed_version",
     "migrate",
     "migrations",
+    "scope_lexeme",
 ]
 
 MAX_LEXEME_BYTES: Final = 2_047
@@ -34,11 +35,28 @@ Step = str | Callable[["AsyncConnection[Any]", str], Awaitable[None]]
 _RESTEM_PAGE: Final = 1_000
 
 
-def index_stems(content: str) -> tuple[list[str], int]:
-    """What ``search_text`` and ``search_length`` hold for ``content``: its distinct
-    stems (those Postgres can store) and its length in stems, as every backend counts."""
+SCOPE_LEXEME_PREFIX: Final = "scope:"
+"""Starts every scope pair's lexeme in ``search_text`` (schema version 5). Stems are
+runs of letters and digits, so no stem is ever mistaken for a scope pair."""
+
+
+def scope_lexeme(key: str, value: str) -> str | None:
+    """The ``search_text`` lexeme of one scope pair: ``scope:`` hex(key) ``=`` hex(value)
+    (UTF-8), as schema version 5 computes it in SQL; None when too long to index."""
+    lexeme = f"{SCOPE_LEXEME_PREFIX}{key.encode().hex()}={value.encode().hex()}"
+    return lexeme if len(lexeme) <= MAX_LEXEME_BYTES else None
+
+
+def index_stems(content: str, scope: Mapping[str, str] | None = None) -> tuple[list[str], int]:
+    """What ``search_text`` and ``search_length`` hold for a record: its content's
+    distinct stems (those Postgres can store) and its scope pairs' lexemes, and its
+    length in stems, as every backend counts."""
     stems = document_stems(content)
     kept = [stem for stem in dict.fromkeys(stems) if len(stem.encode()) <= MAX_LEXEME_BYTES]
+    for key, value in (scope or {}).items():
+        lexeme = scope_lexeme(key, value)
+        if lexeme is not None:
+            kept.append(lexeme)
     return kept, len(stems)
 
 
@@ -79,13 +97,19 @@ def _totals_trigger(schema: str, event: str, table: str, sign: str) -> list[str]
     ]
 
 
-def _stems_trigger(schema: str, event: str, table: str, sign: str) -> list[str]:
+def _stems_trigger(
+    schema: str, event: str, table: str, sign: str, *, replace: bool = False
+) -> list[str]:
     # Named after the totals trigger so it fires second: the totals row lock taken
     # first serialises writers, so two never lock the same stems in turn (deadlock).
+    # ``replace`` (version 5) redefines the function to count stems only, not the
+    # scope pairs' lexemes search_text also holds from then on.
     function = f"{schema}.memory_totals_{event.lower()}_stems"
+    only_stems = f"WHERE stem NOT LIKE '{SCOPE_LEXEME_PREFIX}%' " if replace else ""
     counted = (
         f"SELECT stem, count(*) AS documents FROM {table}, "
-        "unnest(tsvector_to_array(search_text)) AS stem GROUP BY stem ORDER BY stem"
+        f"unnest(tsvector_to_array(search_text)) AS stem {only_stems}"
+        "GROUP BY stem ORDER BY stem"
     )
     change = (
         f"INSERT INTO {schema}.memory_stems AS s (stem, documents) {counted} "
@@ -97,12 +121,16 @@ def _stems_trigger(schema: str, event: str, table: str, sign: str) -> list[str]:
         f"DELETE FROM {schema}.memory_stems AS s USING ({counted}) AS c "
         "WHERE s.stem = c.stem AND s.documents <= 0"
     )
-    return [
-        f"""CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
+    definition = f"""CREATE {"OR REPLACE " if replace else ""}FUNCTION {function}()
+        RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             {change};
             RETURN NULL;
-        END $$""",
+        END $$"""
+    if replace:
+        return [definition]
+    return [
+        definition,
         f"CREATE TRIGGER memory_totals_{event.lower()}_stems AFTER {event} "
         f"ON {schema}.memory_records REFERENCING {'NEW' if sign == '+' else 'OLD'} TABLE "
         f"AS {table} FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
@@ -191,10 +219,34 @@ def migrations(schema: str) -> list[Sequence[Step]]:
             )""",
             f"CREATE INDEX memory_journal_at ON {schema}.memory_journal (at)",
         ],
+        # Version 5 (issue 10): each scope pair is also a lexeme of search_text, so a
+        # scoped search or listing asks one GIN index for ``pair & pair & (stem | …)``
+        # and its cost follows the scope's records; with ``scope @>`` on the jsonb
+        # index the text's bitmap (every record holding a query stem) was built whole
+        # and intersected with the scope's. The statistics keep counting stems only.
+        # GIN's pending list (new entries not yet merged into the index, up to 4 MB by
+        # default) is read whole by every search until a vacuum merges it: at 1M
+        # records that was 450 pages and most of a scoped search's time, so it is kept
+        # to the smallest size Postgres allows; writers merge it as it fills.
+        [
+            f"ALTER INDEX {schema}.memory_records_text SET (gin_pending_list_limit = 64)",
+            *_stems_trigger(schema, "INSERT", "added", "+", replace=True),
+            *_stems_trigger(schema, "DELETE", "removed", "-", replace=True),
+            f"""UPDATE {schema}.memory_records SET search_text = search_text || array_to_tsvector(
+                ARRAY(
+                    SELECT lexeme FROM (
+                        SELECT '{SCOPE_LEXEME_PREFIX}' || encode(convert_to(key, 'UTF8'), 'hex')
+                            || '=' || encode(convert_to(value, 'UTF8'), 'hex') AS lexeme
+                        FROM jsonb_each_text(scope)
+                    ) AS pairs WHERE octet_length(lexeme) <= {MAX_LEXEME_BYTES}
+                )
+            )""",
+            f"SELECT gin_clean_pending_list('{schema}.memory_records_text'::regclass)",
+        ],
     ]
 
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 """The schema version this code writes; a newer database is refused."""
 
 

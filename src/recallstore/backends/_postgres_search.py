@@ -12,7 +12,7 @@ scope of that size, as in SQLite and the in-memory store), else the best
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -24,22 +24,37 @@ from recallstore._query import (
     idf,
     rank_records,
 )
-from recallstore.backends._postgres_schema import MAX_LEXEME_BYTES
+from recallstore.backends._postgres_schema import MAX_LEXEME_BYTES, scope_lexeme
 from recallstore.records import MemorySearchQuery, format_timestamp
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["PostgresStatistics", "filter_clauses", "ranked_candidates"]
+__all__ = ["PostgresStatistics", "filter_clauses", "ranked_candidates", "scope_tsquery"]
 
 
-def filter_clauses(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[Any]]:
-    """The WHERE clauses of ``query``'s filters (S7–S9) and their parameters."""
+def scope_tsquery(scope: Mapping[str, str]) -> str | None:
+    """The tsquery of the records in ``scope`` (its pairs' lexemes, see schema version
+    5), or None when the scope is empty or a pair is too long to be indexed."""
+    lexemes = [scope_lexeme(key, value) for key, value in scope.items()]
+    if not lexemes or None in lexemes:
+        return None
+    # Lexemes are "scope:", hex digits and "=": quoting cannot be escaped.
+    return " & ".join(f"'{lexeme}'" for lexeme in lexemes)
+
+
+def filter_clauses(
+    query: MemorySearchQuery, now: datetime
+) -> tuple[list[str], list[Any], str | None]:
+    """The WHERE clauses of ``query``'s filters (S7–S9), their parameters, and the
+    scope as a tsquery on ``search_text`` (:func:`scope_tsquery`) when it can be one;
+    else the scope is a clause (``jsonb @>``) like the other filters."""
     from psycopg.types.json import Jsonb
 
     where: list[str] = []
     params: list[Any] = []
-    if query.scope:
+    in_text = scope_tsquery(query.scope)
+    if query.scope and in_text is None:
         where.append("scope @> %s")
         params.append(Jsonb(query.scope))
     if query.kinds is not None:
@@ -56,12 +71,19 @@ def filter_clauses(query: MemorySearchQuery, now: datetime) -> tuple[list[str], 
     if not query.include_expired:
         where.append("(expires_at IS NULL OR expires_at > %s)")
         params.append(now)
-    return where, params
+    return where, params, in_text
 
 
 def _tsquery(stems: Sequence[str]) -> str:
     # Stems are runs of letters and digits (see _text), so quoting cannot be escaped.
     return " | ".join(f"'{stem}'" for stem in stems)
+
+
+def _matching(stems: Sequence[str], in_scope: str | None) -> str:
+    """One tsquery for the scope's records holding a stem: GIN intersects the scope
+    lexemes' short posting lists with the stems' and skips through the long ones."""
+    words = _tsquery(stems)
+    return words if in_scope is None else f"{in_scope} & ({words})"
 
 
 class PostgresStatistics:
@@ -115,7 +137,7 @@ async def ranked_candidates(
     table = f"{schema}.memory_records"
     names = [name.strip() for name in columns.split(",")]
     at_id, at_content, at_created = (names.index(n) for n in ("id", "content", "created_at"))
-    where, params = filter_clauses(query, now)
+    where, params, in_scope = filter_clauses(query, now)
     await statistics.refresh(conn)
 
     async def select(
@@ -134,7 +156,7 @@ async def ranked_candidates(
                 order_params += [weights[stem], _tsquery([stem])]
         cursor = await conn.execute(
             f"SELECT {columns} FROM {table} WHERE {condition} {order} LIMIT %s",
-            [_tsquery(stems), *params, *order_params, limit],
+            [_matching(stems, in_scope), *params, *order_params, limit],
         )
         return [
             Candidate(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any, Final, TypeVar
 
 import aiosqlite
@@ -21,17 +23,22 @@ __all__ = [
     "COLUMNS",
     "COLUMN_NAMES",
     "RECORD_COLUMNS",
+    "PendingInsert",
     "execute_many",
     "execute_now",
     "fetchone",
     "fetchone_now",
-    "insert_statements",
+    "insert_now",
     "json_text",
+    "next_seq",
     "on_thread",
+    "recency_key",
     "record_from_row",
     "rows_by_id",
     "rows_by_key",
     "run",
+    "scope_terms",
+    "scope_token",
 ]
 
 COLUMNS: Final = (
@@ -47,39 +54,92 @@ _JSON_COLUMNS: Final = frozenset({"scope", "tags", "provenance", "target", "payl
 
 
 def execute_many(db: sqlite3.Connection, statements: _Statements) -> None:
-    """Run statements with their rows (from :func:`insert_statements`) on the
-    connection's thread."""
+    """Run statements with their rows on the connection's thread."""
     for sql, rows in statements:
         db.executemany(sql, rows)
 
 
-def insert_statements(records: Sequence[MemoryRecord]) -> _Statements:
-    """The statements (for ``executemany``) that store ``records`` with their scope and
-    tag index rows (the FTS row comes by trigger); the benchmark runs the same ones
-    through plain sqlite3 as the floor."""
-    statements: _Statements = [
-        (_INSERT_RECORD, [_record_row(record) for record in records]),
-        (
-            _INSERT_SCOPE,
-            [(key, value, record.id) for record in records for key, value in record.scope.items()],
-        ),
-    ]
-    tag_rows = [(tag, record.id) for record in records for tag in record.tags]
-    if tag_rows:
-        statements.append((_INSERT_TAG, tag_rows))
-    return statements
+class PendingInsert:
+    """The rows that store a batch of records, built before its transaction runs.
+
+    Each record's ``seq`` is assigned in the transaction (:meth:`statements`), so the
+    scope, tag and FTS rows name it directly: no look-up by id per side row, and no
+    trigger (schema version 5) tokenising a JSON scope per record.
+    """
+
+    __slots__ = ("count", "fts", "records", "scope", "tags")
+
+    def __init__(self, records: Sequence[MemoryRecord]) -> None:
+        self.count = len(records)
+        self.records = [_record_row(record) for record in records]
+        # Side rows carry their record's position in the batch until seq is known.
+        self.scope: list[tuple[int, str, str, int]] = []
+        self.tags: list[tuple[int, str]] = []
+        self.fts: list[tuple[int, str, str]] = []
+        for index, record in enumerate(records):
+            recency = recency_key(record.created_at)
+            scope = record.scope
+            self.scope.extend((index, key, value, recency) for key, value in scope.items())
+            self.tags.extend((index, tag) for tag in record.tags)
+            self.fts.append((index, record.content, scope_terms(scope)))
+
+    def statements(self, first_seq: int) -> _Statements:
+        """The statements (for ``executemany``) with the records numbered from
+        ``first_seq``; the benchmark replays the same ones through plain sqlite3."""
+        base = first_seq
+        statements: _Statements = [
+            (_INSERT_RECORD, [(base + i, *row) for i, row in enumerate(self.records)]),
+            (_INSERT_SCOPE, [(base + i, key, value, us) for i, key, value, us in self.scope]),
+            (_INSERT_FTS, [(base + i, content, terms) for i, content, terms in self.fts]),
+        ]
+        if self.tags:
+            statements.append((_INSERT_TAG, [(base + i, tag) for i, tag in self.tags]))
+        return statements
 
 
+def next_seq(db: sqlite3.Connection) -> int:
+    """The ``seq`` the next inserted record gets (what SQLite would pick for the rowid)."""
+    row = db.execute(_NEXT_SEQ).fetchone()
+    return int(row[0])
+
+
+def insert_now(db: sqlite3.Connection, pending: PendingInsert) -> None:
+    """Store a :class:`PendingInsert` on the connection's thread, inside a transaction."""
+    execute_many(db, pending.statements(next_seq(db)))
+
+
+_NEXT_SEQ: Final = "SELECT coalesce(max(seq), 0) + 1 FROM memory_records"
 _INSERT_RECORD: Final = (
-    f"INSERT INTO memory_records ({COLUMNS}) VALUES ({', '.join('?' * len(COLUMN_NAMES))})"
+    f"INSERT INTO memory_records (seq, {COLUMNS}) VALUES (?, {', '.join('?' * len(COLUMN_NAMES))})"
 )
 _INSERT_SCOPE: Final = (
-    "INSERT INTO memory_scope (record_seq, key, value) "
-    "SELECT seq, ?, ? FROM memory_records WHERE id = ?"
+    "INSERT INTO memory_scope (record_seq, key, value, created_us) VALUES (?, ?, ?, ?)"
 )
-_INSERT_TAG: Final = (
-    "INSERT INTO memory_tags (record_seq, tag) SELECT seq, ? FROM memory_records WHERE id = ?"
-)
+_INSERT_TAG: Final = "INSERT INTO memory_tags (record_seq, tag) VALUES (?, ?)"
+_INSERT_FTS: Final = "INSERT INTO memory_fts (rowid, content, scope_terms) VALUES (?, ?, ?)"
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND: Final = timedelta(microseconds=1)
+
+
+def recency_key(moment: datetime) -> int:
+    """``memory_scope.created_us``: microseconds since 1970 (exact, as schema version 5
+    computes it from ``created_at`` for the rows it fills in)."""
+    return (moment - _EPOCH) // _MICROSECOND
+
+
+@lru_cache(maxsize=4096)
+def scope_token(key: str, value: str) -> str:
+    """The ``scope_terms`` token of one scope pair (schema version 2): hex of the UTF-8
+    key, ``x``, hex of the value, ``0`` (letters and digits only, so one FTS5 token,
+    and ending in a digit so the Porter stemmer leaves it alone)."""
+    return f"{key.encode().hex()}x{value.encode().hex()}0"
+
+
+def scope_terms(scope: Mapping[str, str]) -> str:
+    """A record's ``scope_terms`` text: its pairs' tokens."""
+    return " ".join([scope_token(key, value) for key, value in scope.items()])
+
+
 _to_json: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """Compact JSON text; one encoder for every row (``json.dumps`` with options builds a
 new encoder per call)."""
@@ -108,11 +168,13 @@ def _record_row(record: MemoryRecord) -> tuple[Any, ...]:
         record.kind,
         record.content,
         _to_json(record.scope),
-        _to_json(record.tags),
+        _to_json(record.tags) if record.tags else "[]",
         _json_or_none(record.provenance),
         _json_or_none(record.target),
         None if record.payload is None else _to_json(record.payload),
-        _to_json([item.model_dump(mode="json") for item in record.supports]),
+        _to_json([item.model_dump(mode="json") for item in record.supports])
+        if record.supports
+        else "[]",
         created_at,
         updated_at,
         None if invalid_at is None else format_timestamp(invalid_at),

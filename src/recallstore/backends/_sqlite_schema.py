@@ -119,7 +119,7 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
         # matching across every scope and filtering afterwards. The token is
         # hex(key) 'x' hex(value) '0': letters and digits only, so one token, unique per
         # pair, and ending in a digit so the Porter stemmer leaves it alone
-        # (``_sqlite_search.scope_token`` builds the same in Python). The index becomes
+        # (``_sqlite_rows.scope_token`` builds the same in Python). The index becomes
         # contentless: the text stays in memory_records only, and the triggers hand the
         # old values to FTS5's 'delete'.
         (
@@ -185,6 +185,28 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
     ),
     # The event journal (recallstore.backends.journal).
     (4, JOURNAL_TABLE_STATEMENTS),
+    # Cheaper writes and listings (issue 10). The store numbers each record's seq in its
+    # transaction and inserts the FTS row itself (``_sqlite_rows.PendingInsert``): the
+    # trigger's per-row subprogram, with json_each over the scope, cost more than the
+    # index it fed. Scope rows carry their record's created_at (microseconds since
+    # 1970, exact: whole seconds from strftime plus the fixed-width fraction), so the
+    # pair index serves a scope's records newest first and a listing reads its limit
+    # of rows instead of sorting the scope.
+    (
+        5,
+        (
+            "DROP TRIGGER memory_records_fts_insert",
+            "ALTER TABLE memory_scope ADD COLUMN created_us INTEGER NOT NULL DEFAULT 0",
+            """UPDATE memory_scope SET created_us = (
+                SELECT CAST(strftime('%s', substr(r.created_at, 1, 19)) AS INTEGER) * 1000000
+                    + CAST(substr(r.created_at, 21, 6) AS INTEGER)
+                FROM memory_records AS r WHERE r.seq = memory_scope.record_seq
+            )""",
+            "DROP INDEX memory_scope_by_pair",
+            "CREATE INDEX memory_scope_recency "
+            "ON memory_scope (key, value, created_us, record_seq)",
+        ),
+    ),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]

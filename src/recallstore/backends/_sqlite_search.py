@@ -1,8 +1,9 @@
 """The SQLite backend's search: listings by recency, keyword search ranked by ``_query``.
 
 Listings: scope pairs and tags are index lookups (``memory_scope``, ``memory_tags``).
-The most selective one drives the query when it is selective enough; otherwise the
-query walks the recency index and checks each filter per row.
+The narrowest scope pair drives, its records read newest first from its index
+(``memory_scope_recency``) until the limit; a much narrower tag drives when it is
+selective; otherwise the query walks the recency index and checks each filter per row.
 
 Keyword search: FTS5 finds the candidates and :func:`recallstore._query.rank_records`
 ranks them, as in every keyword backend. Each scope pair is a token of the index's
@@ -15,6 +16,7 @@ from the index's own totals, cached until the file changes.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final, Literal
@@ -32,10 +34,11 @@ from recallstore._query import (
 )
 from recallstore._text import fts5_words, tokenize
 from recallstore.backends._sqlite_rows import (
-    COLUMN_NAMES,
+    COLUMNS,
     RECORD_COLUMNS,
-    fetchone,
+    on_thread,
     record_from_row,
+    scope_token,
 )
 from recallstore.records import MemoryHit, MemorySearchQuery, format_timestamp
 
@@ -44,8 +47,10 @@ __all__ = [
     "FtsStatistics",
     "candidates_sql",
     "choose_driver",
+    "choose_driver_now",
     "filters_of",
     "fts5_totals",
+    "listing_rows_now",
     "listing_sql",
     "match_expression",
     "ranked_search",
@@ -55,7 +60,17 @@ __all__ = [
 DRIVER_CAP: Final = 2_000
 """Above this many matching rows a filter is too broad to drive a query from."""
 
-_ID, _CONTENT, _CREATED = (COLUMN_NAMES.index(name) for name in ("id", "content", "created_at"))
+_AVERAGES_ID: Final = 1
+_STRUCTURE_ID: Final = 10
+_INDEX_VERSION: Final = (
+    f"SELECT id, block FROM memory_fts_data WHERE id IN ({_AVERAGES_ID}, {_STRUCTURE_ID})"
+)
+"""FTS5's averages and structure records (fixed ids in ``<table>_data``)."""
+
+_SORTED_DRIVER_PENALTY: Final = 8
+"""How much narrower than a scope pair a tag must be to drive a listing: its rows are
+all read and sorted, where the pair's come in order and stop at the limit."""
+
 
 # A subset filter is a list of index lookups the record must all pass: one per scope
 # pair (memory_scope) and one per tag (memory_tags).
@@ -70,12 +85,6 @@ _CHECK: Final = {
     ),
     "tag": "EXISTS (SELECT 1 FROM memory_tags WHERE record_seq = r.seq AND tag = ?)",
 }
-
-
-def scope_token(key: str, value: str) -> str:
-    """The ``scope_terms`` token of one scope pair, as schema version 2's triggers
-    write it: hex of the UTF-8 key, ``x``, hex of the value, ``0``."""
-    return f"{key.encode().hex()}x{value.encode().hex()}0"
 
 
 def _quoted(token: str) -> str:
@@ -108,26 +117,43 @@ def filters_of(query: MemorySearchQuery) -> list[Filter]:
     return scope + [("tag", (tag,)) for tag in query.tags or ()]
 
 
-async def _capped_counts(conn: aiosqlite.Connection, filters: list[Filter]) -> list[int]:
-    counts = ", ".join(f"(SELECT count(*) FROM ({_LOOKUP[kind]} LIMIT ?))" for kind, _ in filters)
-    params = [value for _, values in filters for value in (*values, DRIVER_CAP)]
-    row = await fetchone(conn, f"SELECT {counts}", params)
-    assert row is not None
-    return [int(count) for count in row]
+def _capped_counts_now(db: sqlite3.Connection, filters: list[Filter]) -> list[int]:
+    """Each filter's row count, capped: at :data:`DRIVER_CAP`, then at the smallest so
+    far (a filter that reaches it cannot be the smallest), so a broad pair counted after
+    a narrow one costs what the narrow one did."""
+    counts, cap = [], DRIVER_CAP
+    for kind, values in filters:
+        row = db.execute(f"SELECT count(*) FROM ({_LOOKUP[kind]} LIMIT ?)", (*values, cap))
+        count = int(row.fetchone()[0])
+        counts.append(count)
+        cap = min(cap, count)
+    return counts
 
 
-async def choose_driver(conn: aiosqlite.Connection, filters: list[Filter]) -> int | None:
-    """The most selective filter (capped count), or None when every one is broad.
+def choose_driver_now(db: sqlite3.Connection, filters: list[Filter]) -> int | None:
+    """The filter a listing starts from (see :func:`listing_sql`), or None.
 
-    The query then starts from that filter's index range and checks the others by
-    primary key; when all are broad it walks the recency index and checks each filter
-    per row, stopping at the limit.
+    A scope pair's rows come newest first from its index (schema version 5), so a
+    listing driven by one reads little more than its limit, however broad the pair:
+    the narrowest pair drives. A tag's rows must be sorted, so a tag drives only when
+    it is selective and much narrower than every pair. With neither, the query walks
+    the recency index, checking each filter per row and stopping at the limit.
     """
     if not filters:
         return None
-    counts = await _capped_counts(conn, filters)
-    smallest = min(range(len(filters)), key=counts.__getitem__)
-    return smallest if counts[smallest] < DRIVER_CAP else None
+    counts = _capped_counts_now(db, filters)
+    pairs = [index for index, (kind, _) in enumerate(filters) if kind == "scope"]
+    tags = [index for index, (kind, _) in enumerate(filters) if kind == "tag"]
+    pair = min(pairs, key=counts.__getitem__) if pairs else None
+    tag = min(tags, key=counts.__getitem__) if tags else None
+    if tag is None or counts[tag] >= DRIVER_CAP:
+        return pair
+    return tag if pair is None or counts[tag] * _SORTED_DRIVER_PENALTY < counts[pair] else pair
+
+
+async def choose_driver(conn: aiosqlite.Connection, filters: list[Filter]) -> int | None:
+    """:func:`choose_driver_now` through aiosqlite."""
+    return await on_thread(conn, choose_driver_now, filters)
 
 
 def _record_conditions(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[Any]]:
@@ -153,61 +179,96 @@ def listing_sql(
     query: MemorySearchQuery, now: datetime, filters: list[Filter], driver: int | None
 ) -> tuple[str, list[Any]]:
     """The SELECT of a listing (newest first) and its parameters; ``driver`` indexes the
-    filter to start from (see :func:`choose_driver`)."""
+    filter to start from (see :func:`choose_driver_now`)."""
     where: list[str] = []
     params: list[Any] = []
+    source = "memory_records AS r"
+    order = "r.created_at DESC, r.id DESC"
     for index, (kind, values) in enumerate(filters):
-        where.append(f"r.seq IN ({_LOOKUP[kind]})" if index == driver else _CHECK[kind])
+        if index != driver:
+            where.append(_CHECK[kind])
+        elif kind == "scope":
+            # The pair's index yields its records newest first; CROSS JOIN keeps it the
+            # outer loop, so reading stops at the limit (ties on the microsecond are
+            # put in id order by a sort of just those rows).
+            source = "memory_scope AS d CROSS JOIN memory_records AS r ON r.seq = d.record_seq"
+            order = "d.created_us DESC, r.id DESC"
+            where.append("d.key = ? AND d.value = ?")
+        else:
+            where.append(f"r.seq IN ({_LOOKUP[kind]})")
         params.extend(values)
     more, more_params = _record_conditions(query, now)
     condition = " AND ".join([*where, *more])
     sql = (
-        f"SELECT {RECORD_COLUMNS} FROM memory_records AS r "
+        f"SELECT {RECORD_COLUMNS} FROM {source} "
         f"{'WHERE ' + condition if condition else ''} "
-        "ORDER BY r.created_at DESC, r.id DESC LIMIT ?"
+        f"ORDER BY {order} LIMIT ?"
     )
     return sql, [*params, *more_params, query.limit]
 
 
-class FtsStatistics:
-    """Store-wide BM25 statistics read from the FTS5 index, cached per file version.
+def listing_rows_now(
+    db: sqlite3.Connection, query: MemorySearchQuery, now: datetime
+) -> list[tuple[Any, ...]]:
+    """A listing's rows, newest first, in one hand-off to the connection's thread."""
+    filters = filters_of(query)
+    sql, params = listing_sql(query, now, filters, choose_driver_now(db, filters))
+    return db.execute(sql, params).fetchall()
 
-    The cache lives as long as neither this connection (``total_changes``) nor another
-    (``PRAGMA data_version``) has changed the file, so a ranking never uses figures
-    older than the records it ranks.
+
+class FtsStatistics:
+    """Store-wide BM25 statistics read from the FTS5 index, cached per index version.
+
+    The cache lives as long as the index's averages record (row count, token totals)
+    and structure record (whose cookie FTS5 bumps whenever it writes a segment, i.e.
+    on every insert, delete or merge, from any connection) stay the same, so a ranking
+    never uses figures older than the records it ranks. Writes that leave the index
+    alone (the event journal, invalidations) keep the cache: with ``PRAGMA
+    data_version`` as the key, the journal's flush every quarter second dropped it,
+    and at 1M records a search then walked every query word's doclist again.
     """
 
     def __init__(self) -> None:
-        self._version: tuple[int, int] | None = None
+        self._version: tuple[bytes, bytes] | None = None
         self._totals = (0, 0.0)
         self._frequency: dict[str, int] = {}
 
     async def refresh(self, conn: aiosqlite.Connection) -> None:
-        """Drop the cache when the file changed since it was filled."""
-        row = await fetchone(conn, "PRAGMA data_version")
-        version = (int(row[0]) if row is not None else 0, conn.total_changes)
+        """Drop the cache when the index changed since it was filled."""
+        await on_thread(conn, self.refresh_now)
+
+    def refresh_now(self, db: sqlite3.Connection) -> None:
+        """:meth:`refresh` on the connection's thread."""
+        blocks = dict(db.execute(_INDEX_VERSION).fetchall())
+        averages = bytes(blocks.get(_AVERAGES_ID, b""))
+        version = (averages, bytes(blocks.get(_STRUCTURE_ID, b"")))
         if version == self._version:
             return
         self._version = version
         self._frequency = {}
-        block_row = await fetchone(conn, "SELECT block FROM memory_fts_data WHERE id = 1")
-        rows, tokens = fts5_totals(bytes(block_row[0]) if block_row is not None else b"")
+        rows, tokens = fts5_totals(averages)
         self._totals = (rows, tokens[0] / rows if rows and tokens else 0.0)
 
     async def lookup(self, conn: aiosqlite.Connection, stems: Sequence[str]) -> CorpusStatistics:
         """The statistics for ``stems`` (document frequencies in the content column)."""
-        missing = sorted({stem for stem in stems if stem not in self._frequency})
-        if missing:
-            self._frequency.update(dict.fromkeys(missing, 0))
-            marks = ", ".join("?" * len(missing))
-            async with conn.execute(
-                "SELECT term, doc FROM memory_fts_vocab "
-                f"WHERE term IN ({marks}) AND col = 'content'",
-                missing,
-            ) as cursor:
-                for term, documents in await cursor.fetchall():
-                    self._frequency[str(term)] = int(documents)
+        if any(stem not in self._frequency for stem in stems):
+            await on_thread(conn, self.count_now, stems)
         return CorpusStatistics(self._totals[0], self._totals[1], self._frequency)
+
+    def count_now(self, db: sqlite3.Connection, stems: Sequence[str]) -> None:
+        """Read the document frequencies of ``stems`` not cached yet, on the
+        connection's thread."""
+        missing = sorted({stem for stem in stems if stem not in self._frequency})
+        if not missing:
+            return
+        self._frequency.update(dict.fromkeys(missing, 0))
+        marks = ", ".join("?" * len(missing))
+        rows = db.execute(
+            f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks}) AND col = 'content'",
+            missing,
+        ).fetchall()
+        for term, documents in rows:
+            self._frequency[str(term)] = int(documents)
 
 
 def fts5_totals(block: bytes) -> tuple[int, list[int]]:
@@ -231,7 +292,7 @@ def fts5_totals(block: bytes) -> tuple[int, list[int]]:
 
 
 def candidates_sql(
-    query: MemorySearchQuery, now: datetime, *, ordered: bool
+    query: MemorySearchQuery, now: datetime, *, ordered: bool, columns: str = RECORD_COLUMNS
 ) -> tuple[str, list[Any]]:
     """The SELECT of a keyword query's candidates and its parameters after the FTS5
     expression (the first) and before the row limit (the last).
@@ -239,17 +300,66 @@ def candidates_sql(
     Scope pairs are part of the expression (see :func:`match_expression`); tags, kinds,
     validity and expiry are checked per match. ``ordered`` asks for FTS5's own best
     first (``bm25()`` over the content column), else every match in index order.
+    ``columns`` of ``memory_records AS r`` (every record column unless given).
     """
     tags = [tag for tag in query.tags or ()]
     where, params = _record_conditions(query, now)
     condition = " AND ".join(["memory_fts MATCH ?", *(_CHECK["tag"] for _ in tags), *where])
     order = "ORDER BY bm25(memory_fts, 1.0, 0.0), r.created_at DESC, r.id DESC" if ordered else ""
     sql = (
-        f"SELECT {RECORD_COLUMNS} FROM memory_fts "
+        f"SELECT {columns} FROM memory_fts "
         "JOIN memory_records AS r ON r.seq = memory_fts.rowid "
         f"WHERE {condition} {order} LIMIT ?"
     )
     return sql, [*tags, *params]
+
+
+_CANDIDATE_COLUMNS: Final = "r.seq, r.content, r.created_at, r.id"
+"""What ranking needs of a candidate; whole rows are read for the hits alone."""
+
+
+def _rows_by_seq_now(db: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple[Any, ...]]:
+    marks = ", ".join("?" * len(seqs))
+    rows = db.execute(
+        f"SELECT seq, {COLUMNS} FROM memory_records WHERE seq IN ({marks})", seqs
+    ).fetchall()
+    return {int(row[0]): tuple(row[1:]) for row in rows}
+
+
+def _candidates_now(
+    db: sqlite3.Connection,
+    query: MemorySearchQuery,
+    now: datetime,
+    terms: Sequence[QueryTerm],
+    n: int,
+    statistics: FtsStatistics,
+) -> list[Candidate[int]]:
+    """A keyword query's candidates, in one hand-off with what they need: the
+    statistics cache checked and the query stems' document frequencies read, and
+    whether the scope is small enough to re-score every match (``EXHAUSTIVE_SCOPE``)
+    or FTS5's own best ``n`` are re-scored."""
+    statistics.refresh_now(db)
+    statistics.count_now(db, [term.stem for term in terms])
+    pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
+    exhaustive = bool(pairs) and min(_capped_counts_now(db, pairs)) <= EXHAUSTIVE_SCOPE
+    if exhaustive:
+        sql, params = candidates_sql(query, now, ordered=False, columns=_CANDIDATE_COLUMNS)
+    else:
+        # FTS5's best n by seq alone, then their content: SQLite copies every selected
+        # column of every match into the sorter, and with the content that cost as
+        # much again as FTS5's own bm25() ordering.
+        best, params = candidates_sql(query, now, ordered=True, columns="r.seq")
+        sql = (
+            f"SELECT {_CANDIDATE_COLUMNS} FROM ({best}) AS best "
+            "JOIN memory_records AS r ON r.seq = best.seq"
+        )
+    expression = match_expression(dict(query.scope), terms, query.query or "")
+    limit = EXHAUSTIVE_SCOPE if exhaustive else n
+    rows = db.execute(sql, [expression, *params, limit]).fetchall()
+    return [
+        Candidate(int(seq), str(content), (str(created), str(record_id)))
+        for seq, content, created, record_id in rows
+    ]
 
 
 async def ranked_search(
@@ -258,27 +368,26 @@ async def ranked_search(
     now: datetime,
     statistics: FtsStatistics,
 ) -> list[MemoryHit]:
-    """The hits of a keyword ``query`` (not a listing), ranked by ``rank_records``."""
-    text = query.query or ""
-    scope = dict(query.scope)
-    exhaustive = False
-    if scope:
-        pairs: list[Filter] = [("scope", pair) for pair in scope.items()]
-        exhaustive = min(await _capped_counts(conn, pairs)) <= EXHAUSTIVE_SCOPE
-    sql, params = candidates_sql(query, now, ordered=not exhaustive)
-    await statistics.refresh(conn)
+    """The hits of a keyword ``query`` (not a listing), ranked by ``rank_records``.
 
-    async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[tuple[Any, ...]]]:
-        expression = match_expression(scope, terms, text)
-        limit = EXHAUSTIVE_SCOPE if exhaustive else n
-        rows = await conn.execute_fetchall(sql, [expression, *params, limit])
-        return [
-            Candidate(tuple(row), str(row[_CONTENT]), (str(row[_CREATED]), str(row[_ID])))
-            for row in rows
-        ]
+    Three hand-offs to the connection's thread at most: the candidates, read as
+    (seq, content, recency) only; the feedback words' document frequencies not yet
+    cached; the whole rows of the hits.
+    """
+
+    async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[int]]:
+        return await on_thread(conn, _candidates_now, query, now, terms, n, statistics)
 
     async def lookup(stems: Sequence[str]) -> CorpusStatistics:
         return await statistics.lookup(conn, stems)
 
+    text = query.query or ""
     ranked = await rank_records(text, fetch, lookup, query.limit, candidates=RERANK_CANDIDATES)
-    return [MemoryHit(record=record_from_row(row), score=score) for score, row in ranked]
+    if not ranked:
+        return []
+    rows = await on_thread(conn, _rows_by_seq_now, [seq for _, seq in ranked])
+    return [MemoryHit(record=record_from_row(rows[seq]), score=score) for score, seq in ranked]
+
+
+def _fetchall_now(db: sqlite3.Connection, sql: str, params: list[Any]) -> list[Any]:
+    return db.execute(sql, params).fetchall()

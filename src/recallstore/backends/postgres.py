@@ -332,7 +332,9 @@ class PostgresMemoryStore(
                     conn, self._schema, _COLUMNS, query, now, self._statistics
                 )
             return [MemoryHit(record=_record(row), score=score) for score, row in ranked]
-        where, params = filter_clauses(query, now)
+        where, params, in_scope = filter_clauses(query, now)
+        if in_scope is not None:
+            where, params = ["search_text @@ %s::tsquery", *where], [in_scope, *params]
         sql = (
             f"SELECT {_COLUMNS} FROM {self._table} "
             f"WHERE {' AND '.join(where) or 'TRUE'} "
@@ -396,7 +398,7 @@ def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
         None if record.payload is None else Jsonb(record.payload),
         Jsonb(data["supports"]),
         record.idempotency_key,
-        *index_stems(record.content),
+        *index_stems(record.content, record.scope),
     )
 
 

@@ -42,10 +42,10 @@ from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
     COLUMNS,
     RECORD_COLUMNS,
-    execute_many,
+    PendingInsert,
     execute_now,
     fetchone_now,
-    insert_statements,
+    insert_now,
     on_thread,
     record_from_row,
     rows_by_id,
@@ -54,9 +54,7 @@ from recallstore.backends._sqlite_rows import (
 )
 from recallstore.backends._sqlite_search import (
     FtsStatistics,
-    choose_driver,
-    filters_of,
-    listing_sql,
+    listing_rows_now,
     ranked_search,
 )
 from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, enable_wal, truncate_wal
@@ -316,7 +314,7 @@ class SqliteMemoryStore(
         return {key: record_from_row(row) for key, row in rows.items()}
 
     async def _insert(self, handle: aiosqlite.Connection, records: Sequence[MemoryRecord]) -> None:
-        self._commits.later(execute_many, insert_statements(records))
+        self._commits.later(insert_now, PendingInsert(records))
 
     async def _update(self, handle: aiosqlite.Connection, id: str, changes: RecordChanges) -> None:
         names = sorted(changes)  # field names from the base class, never user text
@@ -371,10 +369,7 @@ class SqliteMemoryStore(
         async with self._reading() as conn:
             if not query.is_listing:
                 return await ranked_search(conn, query, now, self._statistics)
-            filters = filters_of(query)
-            driver = await choose_driver(conn, filters)
-            sql, params = listing_sql(query, now, filters, driver)
-            rows = await conn.execute_fetchall(sql, params)
+            rows = await on_thread(conn, listing_rows_now, query, now)
         return [MemoryHit(record=record_from_row(row), score=None) for row in rows]
 
     async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
