@@ -182,6 +182,8 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
     ),
     # The event journal (recallstore.backends.journal).
     (4, JOURNAL_TABLE_STATEMENTS),
+    # PLACEHOLDER for migration 5 (written on another branch): drop at the merge.
+    (5, ()),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]
