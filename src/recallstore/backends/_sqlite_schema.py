@@ -17,6 +17,7 @@ from typing import Final
 import aiosqlite
 
 from recallstore.backends._sqlite_journal import JOURNAL_TABLE_STATEMENTS
+from recallstore.backends._sqlite_vectors import MIGRATION as VECTOR_STATEMENTS
 from recallstore.errors import StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import format_timestamp
 from recallstore.store import utc_now
@@ -184,6 +185,8 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
     (4, JOURNAL_TABLE_STATEMENTS),
     # PLACEHOLDER for migration 5 (written on another branch): drop at the merge.
     (5, ()),
+    # Hybrid search: vectors beside the records, and the embedder that made them.
+    (6, VECTOR_STATEMENTS),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]

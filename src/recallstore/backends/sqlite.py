@@ -30,6 +30,8 @@ import aiosqlite
 from recallstore.backends import _sqlite_journal as journal_table
 from recallstore.backends import _sqlite_schema as schema
 from recallstore.backends._journal_extension import JournalsRecalls
+from recallstore.backends import _sqlite_vectors as vectors
+from recallstore.backends._hybrid import HybridSearch
 from recallstore.backends._sqlite_commit import GroupCommit
 from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
@@ -54,13 +56,15 @@ from recallstore.backends._sqlite_search import (
     ranked_search,
 )
 from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, enable_wal, truncate_wal
+from recallstore.backends._vectors import Matrix
 from recallstore.backends.base import (
-    BaseMemoryStore,
     IdempotencyKey,
     RecordChanges,
     StoreDescription,
 )
 from recallstore.backends.journal import DEFAULT_JOURNAL, JournalEntry, JournalSettings
+from recallstore._fusion import FusionMethod
+from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
 from recallstore.store import (
@@ -82,14 +86,16 @@ _EXPORT_PAGE: Final = 500
 _SQLITE_PREFIX: Final = "sqlite://"
 
 
-class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
+class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
     """A durable ``MemoryStore`` in one SQLite file; several stores may share the file.
 
     Keyword search (FTS5, ranked by weighted BM25), durable, import and export. Use as ``async with
     SqliteMemoryStore(path) as store:`` (or ``await store.open()`` and ``await
     store.aclose()``). Opening creates the file and migrates its schema; a file from a
     newer recallstore raises :class:`~recallstore.errors.StoreIncompatibleError` and
-    is left untouched.
+    is left untouched. With ``embedder=`` search is hybrid (docs/hybrid-search.md); a
+    file whose vectors another embedder made raises
+    :class:`~recallstore.errors.EmbedderMismatchError`, nothing written.
     """
 
     durable = True
@@ -102,6 +108,8 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
         clock: Clock = utc_now,
         ids: Callable[[], str] = new_record_id,
         journal: JournalSettings | None = DEFAULT_JOURNAL,
+        embedder: Embedder | None = None,
+        _fusion: tuple[FusionMethod, float] | None = None,
         _tokenizer: Literal["porter", "unicode61"] = schema.DEFAULT_TOKENIZER,
         _synchronous: Literal["FULL", "NORMAL"] = "FULL",
     ) -> None:
@@ -112,6 +120,8 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
         if _synchronous not in ("FULL", "NORMAL"):
             raise ValueError(f"unknown synchronous mode {_synchronous!r}")
         super().__init__(clock=clock, ids=ids, journal=journal)
+        self._init_hybrid(embedder, _fusion)
+        self._vector_cache = vectors.VectorCache()
         # Absolute, so SQLite never reads a name like ":memory:" as a non-durable database.
         self.path = Path(path).expanduser().absolute()
         self._tokenizer = _tokenizer
@@ -191,6 +201,8 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
         await schema.migrate(conn, target, self._tokenizer)
         if self._journal is not None:
             await journal_table.install_bound(conn, self._journal.max_events)
+        if self._embedder is not None:
+            await vectors.record_embedder(conn, target, self._embedder)
 
     async def _observe_newest(self, conn: aiosqlite.Connection) -> None:
         """Keep our clock ahead of every record in the file (other connections write too)."""
@@ -291,6 +303,9 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
 
     async def _insert(self, handle: aiosqlite.Connection, records: Sequence[MemoryRecord]) -> None:
         self._commits.later(execute_many, insert_statements(records))
+        made = self._vectors_of(records)
+        if made is not None:
+            self._commits.later(execute_many, vectors.vector_statements(records, made))
 
     async def _update(self, handle: aiosqlite.Connection, id: str, changes: RecordChanges) -> None:
         names = sorted(changes)  # field names from the base class, never user text
@@ -324,6 +339,12 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
     async def _search(
         self, query: MemorySearchQuery, terms: Sequence[str], now: datetime
     ) -> list[MemoryHit]:
+        if self._embedder is not None and not query.is_listing:
+            vector = await self._embed_query(query.query or "")
+            async with self._reading() as conn:
+                fusion = self._fusion_query(query)
+                keyword = await ranked_search(conn, fusion, now, self._statistics)
+            return await self._hybrid_search(query, keyword, vector, now)
         async with self._reading() as conn:
             if not query.is_listing:
                 return await ranked_search(conn, query, now, self._statistics)
@@ -360,6 +381,12 @@ class SqliteMemoryStore(JournalsRecalls, BaseMemoryStore[aiosqlite.Connection]):
                 return
             last = rows[-1]
             after = (last[COLUMN_NAMES.index("created_at")], last[0])
+
+    async def _nearest(
+        self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
+    ) -> list[tuple[float, MemoryRecord]]:
+        async with self._reading() as conn:
+            return await vectors.nearest(conn, query, vector, n, now, self._vector_cache)
 
     # --- the journal extension's primitives ----------------------------------------------
 

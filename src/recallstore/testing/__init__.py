@@ -47,6 +47,7 @@ pytest.register_assert_rewrite(
             "differential",
             "filters",
             "hostile",
+            "hybrid",
             "invalidate",
             "keys",
             "lifecycle",
@@ -77,7 +78,9 @@ from recallstore.testing.clock import ClockConformance  # noqa: E402
 from recallstore.testing.concurrency import ConcurrencyConformance  # noqa: E402
 from recallstore.testing.differential import DifferentialConformance  # noqa: E402
 from recallstore.testing.filters import FilterConformance  # noqa: E402
+from recallstore.testing.embedder import ToyEmbedder  # noqa: E402
 from recallstore.testing.hostile import HOSTILE_QUERIES, HostileQueryConformance  # noqa: E402
+from recallstore.testing.hybrid import HybridSearchConformance  # noqa: E402
 from recallstore.testing.invalidate import InvalidateConformance  # noqa: E402
 from recallstore.testing.keys import KeyConformance  # noqa: E402
 from recallstore.testing.lifecycle import (  # noqa: E402
@@ -109,6 +112,7 @@ __all__ = [
     "DurabilityConformance",
     "FilterConformance",
     "HostileQueryConformance",
+    "HybridSearchConformance",
     "InvalidateConformance",
     "KeyConformance",
     "KeywordSearchConformance",
@@ -121,6 +125,7 @@ __all__ = [
     "StoreFactory",
     "StoreHarness",
     "SupersedeConformance",
+    "ToyEmbedder",
     "TransferConformance",
     "ValidationConformance",
     "WriteConformance",
@@ -139,6 +144,7 @@ class MemoryStoreConformance(
     KeywordSearchConformance,
     LimitConformance,
     HostileQueryConformance,
+    HybridSearchConformance,
     ValidationConformance,
     CapabilitiesConformance,
     DurabilityConformance,

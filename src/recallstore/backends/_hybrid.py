@@ -1,0 +1,151 @@
+"""``HybridSearch``: what a backend with an embedder adds to ``BaseMemoryStore``.
+
+A backend built on :class:`HybridSearch` takes ``embedder=`` and, when given one:
+
+* embeds every write batch once, before its transaction (``write``, ``import_records``),
+  and hands the vectors to the backend's ``_insert`` (:meth:`_vectors_of`), which
+  stores them in that same transaction;
+* answers a text query by fusing its keyword ranking with the records nearest the
+  query's embedding, both over the same filtered records (``recallstore._fusion``);
+* declares ``capabilities().search == "hybrid"``.
+
+Without an embedder nothing changes: no numpy, no vectors, keyword search as before.
+The backend supplies one primitive, :meth:`_nearest`.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from contextvars import ContextVar
+from datetime import datetime
+from typing import TypeVar
+
+from recallstore._fusion import FUSION_DEPTH, VECTOR_WEIGHT, FusionMethod, fuse
+from recallstore.backends._vectors import Matrix, embed_texts, numpy
+from recallstore.backends.base import BaseMemoryStore
+from recallstore.embedding import Embedder, check_embedder
+from recallstore.records import (
+    MemoryHit,
+    MemoryRecord,
+    MemorySearchQuery,
+    MemoryStoreCapabilities,
+    MemoryWriteInput,
+)
+
+__all__ = ["HybridSearch"]
+
+Handle = TypeVar("Handle")
+
+# The vectors of the write call running in this task, by content: set by write() before
+# its transaction, read by the backend's _insert inside it.
+_PENDING: ContextVar[dict[str, Matrix] | None] = ContextVar("recallstore_vectors", default=None)
+
+
+class HybridSearch(BaseMemoryStore[Handle]):
+    """A ``BaseMemoryStore`` that searches by meaning too when given an embedder."""
+
+    _embedder: Embedder | None = None
+    _fusion: tuple[FusionMethod, float] = ("score", VECTOR_WEIGHT)
+
+    def _init_hybrid(
+        self, embedder: Embedder | None, fusion: tuple[FusionMethod, float] | None = None
+    ) -> None:
+        """Call from the backend's constructor. ``fusion`` is for the benchmark's trials."""
+        if embedder is not None:
+            numpy()  # fail at construction, with the install command, not at first write
+            embedder = check_embedder(embedder)
+        self._embedder = embedder
+        if fusion is not None:
+            self._fusion = fusion
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder this store was opened with, or None (keyword search)."""
+        return self._embedder
+
+    def capabilities(self) -> MemoryStoreCapabilities:
+        """As declared, with ``search="hybrid"`` when the store has an embedder."""
+        declared = super().capabilities()
+        if self._embedder is None:
+            return declared
+        return declared.model_copy(update={"search": "hybrid"})
+
+    async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
+        """As ``BaseMemoryStore.write``; with an embedder, the batch's contents are
+        embedded first (one call) and stored with the records in their transaction."""
+        if self._embedder is None or not inputs:
+            return await super().write(inputs)
+        self._check_open()
+        pending = await self._embed_pending([inp.content for inp in inputs])
+        token = _PENDING.set(pending)
+        try:
+            return await super().write(inputs)
+        finally:
+            _PENDING.reset(token)
+
+    async def import_records(self, records: Sequence[MemoryRecord]) -> int:
+        """As ``BaseMemoryStore.import_records``, embedding the batch first."""
+        if self._embedder is None or not records:
+            return await super().import_records(records)
+        self._check_open()
+        pending = await self._embed_pending([record.content for record in records])
+        token = _PENDING.set(pending)
+        try:
+            return await super().import_records(records)
+        finally:
+            _PENDING.reset(token)
+
+    async def _embed_pending(self, contents: Sequence[str]) -> dict[str, Matrix]:
+        assert self._embedder is not None
+        distinct = list(dict.fromkeys(contents))
+        matrix = await embed_texts(self._embedder, distinct)
+        return dict(zip(distinct, matrix, strict=True))
+
+    def _vectors_of(self, records: Sequence[MemoryRecord]) -> list[Matrix] | None:
+        """The vectors of ``records`` (embedded by the write call), or None without an
+        embedder. For the backend's ``_insert``."""
+        if self._embedder is None:
+            return None
+        pending = _PENDING.get()
+        if pending is None:
+            raise RuntimeError("records inserted outside write() or import_records()")
+        return [pending[record.content] for record in records]
+
+    async def _hybrid_search(
+        self, query: MemorySearchQuery, keyword: list[MemoryHit], query_vector: Matrix, now: datetime
+    ) -> list[MemoryHit]:
+        """Fuse ``keyword`` (the keyword ranking, at least ``FUSION_DEPTH`` deep) with the
+        records nearest ``query_vector`` under the same filters."""
+        depth = max(query.limit, FUSION_DEPTH)
+        nearest = await self._nearest(query, query_vector, depth, now)
+        records = {hit.record.id: hit.record for hit in keyword}
+        records.update((record.id, record) for _, record in nearest)
+        method, weight = self._fusion
+        fused = fuse(
+            [(float(hit.score or 0.0), hit.record.id) for hit in keyword],
+            [(score, record.id) for score, record in nearest],
+            query.limit,
+            method=method,
+            weight=weight,
+        )
+        return [MemoryHit(record=records[key], score=score) for score, key in fused]
+
+    async def _embed_query(self, text: str) -> Matrix:
+        assert self._embedder is not None
+        matrix = await embed_texts(self._embedder, [text])
+        return matrix[0]
+
+    @staticmethod
+    def _fusion_query(query: MemorySearchQuery) -> MemorySearchQuery:
+        """``query`` asking for the keyword ranking's ``FUSION_DEPTH`` best."""
+        return query.model_copy(update={"limit": max(query.limit, FUSION_DEPTH)})
+
+    @abstractmethod
+    async def _nearest(
+        self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
+    ) -> list[tuple[float, MemoryRecord]]:
+        """The ``n`` records passing ``query``'s filters (scope, kinds, tags, validity,
+        expiry against ``now``) closest to the unit ``vector``, as (cosine, record), best
+        first. Records without a vector are left out."""
+

@@ -1,0 +1,231 @@
+"""The SQLite backend's vectors (hybrid search): schema, writes, nearest records.
+
+Each record's unit vector is a float32 BLOB in ``memory_vectors`` (schema version 6),
+deleted with its record (``ON DELETE CASCADE``); ``memory_embedder`` holds the one
+embedder's name and dimension the vectors were made with, so a store is never searched
+with vectors of two models.
+
+Finding the records nearest a query costs what the scope costs, as keyword search does:
+
+* within a scope of at most :data:`SCAN_SCOPE` records, the scope's vectors are read
+  with every filter applied in SQL and compared in numpy;
+* otherwise (unscoped, or a broad scope) a per-connection :class:`VectorCache` holds
+  every vector in one matrix, kept current incrementally (rows are read once:
+  ``vseq`` only grows), and the closest ones are checked against the filters by
+  primary key, widening until enough pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Final
+
+import aiosqlite
+
+from recallstore.backends._sqlite_rows import RECORD_COLUMNS, fetchone, record_from_row
+from recallstore.backends._sqlite_search import (
+    _CHECK,
+    _LOOKUP,
+    _capped_counts,
+    _record_conditions,
+)
+from recallstore.backends._vectors import Matrix, from_blobs, numpy, to_blob, top_cosine
+from recallstore.embedding import Embedder
+from recallstore.errors import EmbedderMismatchError
+from recallstore.records import MemoryRecord, MemorySearchQuery, format_timestamp
+from recallstore.store import utc_now
+
+__all__ = [
+    "MIGRATION",
+    "SCAN_SCOPE",
+    "VectorCache",
+    "nearest",
+    "record_embedder",
+    "stored_embedder",
+    "vector_statements",
+]
+
+SCAN_SCOPE: Final = 5_000
+"""A scope of at most this many records has its vectors read from the file per query."""
+
+MIGRATION: Final[tuple[str, ...]] = (
+    # vseq only grows (AUTOINCREMENT), so a cache reads each vector row once even when
+    # a deleted record's seq is reused.
+    """CREATE TABLE memory_vectors (
+        vseq INTEGER PRIMARY KEY AUTOINCREMENT,
+        record_seq INTEGER NOT NULL UNIQUE
+            REFERENCES memory_records (seq) ON DELETE CASCADE,
+        vector BLOB NOT NULL
+    )""",
+    """CREATE TABLE memory_embedder (
+        singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+        name TEXT NOT NULL,
+        dimension INTEGER NOT NULL,
+        generation INTEGER NOT NULL,
+        recorded_at TEXT NOT NULL
+    )""",
+)
+"""Schema version 6."""
+
+_INSERT: Final = (
+    "INSERT OR REPLACE INTO memory_vectors (record_seq, vector) "
+    "SELECT seq, ? FROM memory_records WHERE id = ?"
+)
+
+
+def vector_statements(
+    records: Sequence[MemoryRecord], vectors: Sequence[Matrix]
+) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    """The statements (for ``_sqlite_rows.execute_many``) storing ``vectors`` beside
+    ``records``; run after the records' own inserts, in the same transaction."""
+    rows = [(to_blob(vector), record.id) for record, vector in zip(records, vectors, strict=True)]
+    return [(_INSERT, rows)]
+
+
+async def stored_embedder(conn: aiosqlite.Connection) -> tuple[str, int, int] | None:
+    """(name, dimension, generation) of the embedder the file records, or None."""
+    row = await fetchone(conn, "SELECT name, dimension, generation FROM memory_embedder")
+    return None if row is None else (str(row[0]), int(row[1]), int(row[2]))
+
+
+async def record_embedder(conn: aiosqlite.Connection, target: str, embedder: Embedder) -> None:
+    """Check ``embedder`` against the one the file records, recording it when there is
+    none; :class:`EmbedderMismatchError` (nothing written) when they differ."""
+    given = (embedder.name, embedder.dimension)
+    stored = await stored_embedder(conn)
+    if stored is not None:
+        if stored[:2] != given:
+            raise EmbedderMismatchError(target, stored[:2], given)
+        return
+    async with conn.execute(
+        "INSERT OR IGNORE INTO memory_embedder VALUES (1, ?, ?, 1, ?)",
+        (*given, format_timestamp(utc_now())),
+    ):
+        pass
+    # Another opener may have recorded a different one at the same moment.
+    stored = await stored_embedder(conn)
+    if stored is not None and stored[:2] != given:
+        raise EmbedderMismatchError(target, stored[:2], given)
+
+
+class VectorCache:
+    """Every vector of the file in one matrix, for searches too broad to read per query.
+
+    Refreshed like ``FtsStatistics``: only when ``PRAGMA data_version`` or this
+    connection's ``total_changes`` moved, and then only the rows added since (a new
+    embedder generation, after ``reembed``, reloads everything). Vectors of deleted
+    records may linger until then; :func:`nearest` checks every candidate's record.
+    """
+
+    def __init__(self) -> None:
+        self._version: tuple[int, int] | None = None
+        self._generation: int | None = None
+        self._last = 0
+        self._count = 0
+        self._matrix: Matrix | None = None
+        self._seqs: list[int] = []
+        self._row: dict[int, int] = {}
+
+    async def load(self, conn: aiosqlite.Connection, dimension: int) -> tuple[Matrix, list[int]]:
+        """The matrix (a row per vector) and the record seq of each row."""
+        np = numpy()
+        row = await fetchone(conn, "PRAGMA data_version")
+        version = (int(row[0]) if row is not None else 0, conn.total_changes)
+        if version != self._version:
+            stored = await stored_embedder(conn)
+            generation = None if stored is None else stored[2]
+            if generation != self._generation or self._matrix is None:
+                self._generation, self._last, self._count = generation, 0, 0
+                self._matrix = np.zeros((1024, dimension), dtype=np.float32)
+                self._seqs, self._row = [], {}
+            rows = await conn.execute_fetchall(
+                "SELECT vseq, record_seq, vector FROM memory_vectors WHERE vseq > ? ORDER BY vseq",
+                (self._last,),
+            )
+            if rows:
+                self._add([int(r[1]) for r in rows], from_blobs([bytes(r[2]) for r in rows], dimension))
+                self._last = int(rows[-1][0])
+            self._version = version
+        assert self._matrix is not None
+        return self._matrix[: self._count], self._seqs
+
+    def _add(self, seqs: list[int], vectors: Matrix) -> None:
+        np = numpy()
+        assert self._matrix is not None
+        needed = self._count + len(seqs)
+        if needed > len(self._matrix):
+            grown = np.zeros((max(needed, 2 * len(self._matrix)), self._matrix.shape[1]), np.float32)
+            grown[: self._count] = self._matrix[: self._count]
+            self._matrix = grown
+        for seq, vector in zip(seqs, vectors, strict=True):
+            row = self._row.get(seq)
+            if row is None:
+                row = self._row[seq] = self._count
+                self._seqs.append(seq)
+                self._count += 1
+            self._matrix[row] = vector
+
+
+def _filters(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[Any]]:
+    where, params = [], []
+    for key, value in query.scope.items():
+        where.append(_CHECK["scope"])
+        params.extend((key, value))
+    for tag in query.tags or ():
+        where.append(_CHECK["tag"])
+        params.append(tag)
+    more, more_params = _record_conditions(query, now)
+    return [*where, *more], [*params, *more_params]
+
+
+async def _rows_by_seq(
+    conn: aiosqlite.Connection, seqs: Sequence[int], query: MemorySearchQuery, now: datetime
+) -> dict[int, MemoryRecord]:
+    where, params = _filters(query, now)
+    found: dict[int, MemoryRecord] = {}
+    for start in range(0, len(seqs), 500):
+        page = list(seqs[start : start + 500])
+        condition = " AND ".join([f"r.seq IN ({', '.join('?' * len(page))})", *where])
+        rows = await conn.execute_fetchall(
+            f"SELECT r.seq, {RECORD_COLUMNS} FROM memory_records AS r WHERE {condition}",
+            [*page, *params],
+        )
+        found.update((int(row[0]), record_from_row(tuple(row)[1:])) for row in rows)
+    return found
+
+
+async def nearest(
+    conn: aiosqlite.Connection,
+    query: MemorySearchQuery,
+    vector: Matrix,
+    n: int,
+    now: datetime,
+    cache: VectorCache,
+) -> list[tuple[float, MemoryRecord]]:
+    """The ``n`` records passing ``query``'s filters closest to ``vector`` (cosine, record)."""
+    dimension = int(vector.shape[0])
+    pairs = list(query.scope.items())
+    counts = await _capped_counts(conn, [("scope", pair) for pair in pairs]) if pairs else []
+    if counts and min(counts) <= SCAN_SCOPE:
+        driver = pairs[min(range(len(pairs)), key=counts.__getitem__)]
+        where, params = _filters(query, now)
+        rows = await conn.execute_fetchall(
+            "SELECT v.record_seq, v.vector FROM memory_records AS r "
+            "JOIN memory_vectors AS v ON v.record_seq = r.seq "
+            f"WHERE r.seq IN ({_LOOKUP['scope']}) AND {' AND '.join(where)}",
+            [*driver, *params],
+        )
+        seqs = [int(row[0]) for row in rows]
+        best = top_cosine(from_blobs([bytes(row[1]) for row in rows], dimension), vector, n)
+        records = await _rows_by_seq(conn, [seqs[row] for _, row in best], query, now)
+        return [(score, records[seqs[row]]) for score, row in best if seqs[row] in records]
+    matrix, all_seqs = await cache.load(conn, dimension)
+    wanted = n * 4
+    while True:
+        best = top_cosine(matrix, vector, wanted)
+        records = await _rows_by_seq(conn, [all_seqs[row] for _, row in best], query, now)
+        found = [(score, records[all_seqs[row]]) for score, row in best if all_seqs[row] in records]
+        if len(found) >= n or wanted >= len(matrix):
+            return found[:n]
+        wanted *= 4
