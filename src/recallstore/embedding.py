@@ -73,7 +73,9 @@ def load_embedder(spec: str) -> Embedder:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigurationError(f"embedder {spec!r}: cannot import {module_name!r}: {exc}") from exc
+        raise ConfigurationError(
+            f"embedder {spec!r}: cannot import {module_name!r}: {exc}"
+        ) from exc
     factory = getattr(module, attribute, None)
     if not callable(factory):
         raise ConfigurationError(f"embedder {spec!r}: {module_name} has no callable {attribute!r}")

@@ -32,7 +32,8 @@ async def test_vectors_land_with_the_records_and_the_embedder_is_recorded(tmp_pa
     path = tmp_path / "memory.db"
     async with SqliteMemoryStore(path, embedder=ToyEmbedder()) as store:
         assert store.capabilities().search == "hybrid"
-        await store.write([MemoryWriteInput(scope={}, content=f"note {n} about the clinic") for n in range(3)])
+        notes = [MemoryWriteInput(scope={}, content=f"note {n} on the clinic") for n in range(3)]
+        await store.write(notes)
         (gone,) = await store.write([MemoryWriteInput(scope={}, content="temporary")])
         await store.delete(gone.id)
     assert _counts(path) == (3, 3, [("recallstore-toy-512", 512)])
@@ -134,7 +135,8 @@ def test_the_package_imports_and_searches_without_numpy(tmp_path: Path) -> None:
 
         async def main():
             async with SqliteMemoryStore({str(tmp_path / "plain.db")!r}) as store:
-                await store.write([MemoryWriteInput(scope={{}}, content="started a job at the clinic")])
+                note = MemoryWriteInput(scope={{}}, content="started a job at the clinic")
+                await store.write([note])
                 hits = await store.search(MemorySearchQuery(query="clinic"))
                 assert [hit.record.content for hit in hits] == ["started a job at the clinic"]
             assert "numpy" not in sys.modules

@@ -113,7 +113,11 @@ class HybridSearch(BaseMemoryStore[Handle]):
         return [pending[record.content] for record in records]
 
     async def _hybrid_search(
-        self, query: MemorySearchQuery, keyword: list[MemoryHit], query_vector: Matrix, now: datetime
+        self,
+        query: MemorySearchQuery,
+        keyword: list[MemoryHit],
+        query_vector: Matrix,
+        now: datetime,
     ) -> list[MemoryHit]:
         """Fuse ``keyword`` (the keyword ranking, at least ``FUSION_DEPTH`` deep) with the
         records nearest ``query_vector`` under the same filters."""
@@ -148,4 +152,3 @@ class HybridSearch(BaseMemoryStore[Handle]):
         """The ``n`` records passing ``query``'s filters (scope, kinds, tags, validity,
         expiry against ``now``) closest to the unit ``vector``, as (cosine, record), best
         first. Records without a vector are left out."""
-

@@ -139,12 +139,17 @@ class VectorCache:
                 self._generation, self._last, self._count = generation, 0, 0
                 self._matrix = np.zeros((1024, dimension), dtype=np.float32)
                 self._seqs, self._row = [], {}
-            rows = await conn.execute_fetchall(
-                "SELECT vseq, record_seq, vector FROM memory_vectors WHERE vseq > ? ORDER BY vseq",
-                (self._last,),
+            rows = list(
+                await conn.execute_fetchall(
+                    "SELECT vseq, record_seq, vector FROM memory_vectors "
+                    "WHERE vseq > ? ORDER BY vseq",
+                    (self._last,),
+                )
             )
             if rows:
-                self._add([int(r[1]) for r in rows], from_blobs([bytes(r[2]) for r in rows], dimension))
+                self._add(
+                    [int(r[1]) for r in rows], from_blobs([bytes(r[2]) for r in rows], dimension)
+                )
                 self._last = int(rows[-1][0])
             self._version = version
         assert self._matrix is not None
@@ -155,7 +160,9 @@ class VectorCache:
         assert self._matrix is not None
         needed = self._count + len(seqs)
         if needed > len(self._matrix):
-            grown = np.zeros((max(needed, 2 * len(self._matrix)), self._matrix.shape[1]), np.float32)
+            grown = np.zeros(
+                (max(needed, 2 * len(self._matrix)), self._matrix.shape[1]), np.float32
+            )
             grown[: self._count] = self._matrix[: self._count]
             self._matrix = grown
         for seq, vector in zip(seqs, vectors, strict=True):
@@ -168,7 +175,8 @@ class VectorCache:
 
 
 def _filters(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[Any]]:
-    where, params = [], []
+    where: list[str] = []
+    params: list[Any] = []
     for key, value in query.scope.items():
         where.append(_CHECK["scope"])
         params.extend((key, value))

@@ -8,18 +8,14 @@ keyword-only store never needs it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError, MissingDependencyError
 
-if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
-
-    Matrix = NDArray[np.float32]
-else:
-    Matrix = Any
+Matrix = Any
+"""A numpy float32 array (a vector or a matrix of them); Any, as numpy is optional and
+must not be imported to type-check a keyword-only code path."""
 
 __all__ = ["Matrix", "embed_texts", "from_blobs", "numpy", "to_blob", "top_cosine"]
 
@@ -83,9 +79,7 @@ def top_cosine(matrix: Matrix, query: Matrix, n: int) -> list[tuple[float, int]]
     if n <= 0 or not len(matrix):
         return []
     scores = matrix @ query
-    if n < len(scores):
-        chosen = np.argpartition(-scores, n - 1)[:n]
-    else:
-        chosen = np.arange(len(scores))
+    everything = n >= len(scores)
+    chosen = np.arange(len(scores)) if everything else np.argpartition(-scores, n - 1)[:n]
     ordered = sorted(chosen.tolist(), key=lambda row: (-float(scores[row]), row))
     return [(float(scores[row]), int(row)) for row in ordered]

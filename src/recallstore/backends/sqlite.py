@@ -27,11 +27,12 @@ from urllib.parse import unquote
 
 import aiosqlite
 
+from recallstore._fusion import FusionMethod
 from recallstore.backends import _sqlite_journal as journal_table
 from recallstore.backends import _sqlite_schema as schema
-from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends import _sqlite_vectors as vectors
 from recallstore.backends._hybrid import HybridSearch
+from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._sqlite_commit import GroupCommit
 from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
@@ -63,7 +64,6 @@ from recallstore.backends.base import (
     StoreDescription,
 )
 from recallstore.backends.journal import DEFAULT_JOURNAL, JournalEntry, JournalSettings
-from recallstore._fusion import FusionMethod
 from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp

@@ -77,8 +77,8 @@ from recallstore.testing.capabilities import (  # noqa: E402
 from recallstore.testing.clock import ClockConformance  # noqa: E402
 from recallstore.testing.concurrency import ConcurrencyConformance  # noqa: E402
 from recallstore.testing.differential import DifferentialConformance  # noqa: E402
-from recallstore.testing.filters import FilterConformance  # noqa: E402
 from recallstore.testing.embedder import ToyEmbedder  # noqa: E402
+from recallstore.testing.filters import FilterConformance  # noqa: E402
 from recallstore.testing.hostile import HOSTILE_QUERIES, HostileQueryConformance  # noqa: E402
 from recallstore.testing.hybrid import HybridSearchConformance  # noqa: E402
 from recallstore.testing.invalidate import InvalidateConformance  # noqa: E402
