@@ -50,7 +50,8 @@ async def run(records: int, count: int) -> None:
                 for kind, queries in timed_queries.items():
                     if "listing" in kind:
                         continue
-                    durations = await timed([lambda q=query: store.search(q) for query in queries])
+                    calls = [lambda q=query, s=store: s.search(q) for query in queries]
+                    durations = await timed(calls)
                     results.setdefault(kind, {})[name] = summary(durations)[0]
     print(f"{'search':24s} {'keyword p50 ms':>15s} {'hybrid p50 ms':>15s} {'hybrid/keyword':>15s}")
     for kind, figures in results.items():
