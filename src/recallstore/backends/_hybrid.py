@@ -16,7 +16,7 @@ The backend supplies one primitive, :meth:`_nearest`.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from datetime import datetime
 from typing import TypeVar
@@ -144,6 +144,64 @@ class HybridSearch(BaseMemoryStore[Handle]):
     def _fusion_query(query: MemorySearchQuery) -> MemorySearchQuery:
         """``query`` asking for the keyword ranking's ``FUSION_DEPTH`` best."""
         return query.model_copy(update={"limit": max(query.limit, FUSION_DEPTH)})
+
+    async def reembed(
+        self,
+        embedder: Embedder,
+        *,
+        batch: int = 256,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Make ``embedder`` this store's embedder: embed every record with it and
+        replace every vector and the recorded embedder in one transaction (searches
+        never see vectors of two models). Returns how many records were embedded.
+
+        Records are embedded before the transaction, ``batch`` at a time, calling
+        ``progress(done, total)`` after each; records written meanwhile are embedded
+        inside it. Open the store without an embedder (or with this one) to call it;
+        afterwards open it with ``embedder``.
+        """
+        embedder = check_embedder(embedder)
+        self._check_open()
+        contents: dict[str, str] = {}
+        async for record in self.export_records():
+            contents[record.id] = record.content
+        ids = list(contents)
+        made: dict[str, Matrix] = {}
+        for start in range(0, len(ids), max(batch, 1)):
+            page = ids[start : start + max(batch, 1)]
+            vectors = await embed_texts(embedder, [contents[key] for key in page])
+            made.update(zip(page, vectors, strict=True))
+            if progress is not None:
+                progress(len(made), len(ids))
+        async with self._writing() as handle:
+            records = [
+                record
+                for record in await self._all_records(handle)
+                if record.id not in made or record.content != contents.get(record.id)
+            ]
+            if records:
+                late = await embed_texts(embedder, [record.content for record in records])
+                made.update(zip((record.id for record in records), late, strict=True))
+            await self._replace_vectors(handle, embedder, made)
+        if self._embedder is not None:
+            self._embedder = embedder
+        return len(made)
+
+    async def _all_records(self, handle: Handle) -> list[MemoryRecord]:
+        """Every stored record, read through the write transaction (for ``reembed``)."""
+        found = []
+        async for record in self._export({}):
+            found.append(record)
+        return found
+
+    async def _replace_vectors(
+        self, handle: Handle, embedder: Embedder, vectors: dict[str, Matrix]
+    ) -> None:
+        """Drop every vector, store ``vectors`` (by record id; ids no longer stored are
+        skipped) and record ``embedder`` with a new generation, in ``handle``'s
+        transaction."""
+        raise NotImplementedError(f"{type(self).__name__} cannot re-embed its records")
 
     @abstractmethod
     async def _nearest(

@@ -23,7 +23,7 @@ from recallstore.records import MemoryRecord, MemorySearchQuery
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["insert_vectors", "migration", "nearest_ids", "record_embedder"]
+__all__ = ["insert_vectors", "migration", "nearest_ids", "record_embedder", "replace_vectors"]
 
 
 def migration(schema: str) -> list[str]:
@@ -104,3 +104,24 @@ async def nearest_ids(
         return []
     matrix = np.asarray([row[1] for row in rows], dtype=np.float32)
     return [(score, str(rows[row][0])) for score, row in top_cosine(matrix, vector, n)]
+
+
+async def replace_vectors(
+    conn: AsyncConnection[Any], schema: str, embedder: Embedder, made: dict[str, Matrix]
+) -> None:
+    """Every vector replaced by ``made`` (ids no longer stored are skipped) and
+    ``embedder`` recorded, in the caller's transaction (for ``reembed``)."""
+    await conn.execute(f"DELETE FROM {schema}.memory_vectors")
+    async with conn.cursor() as cursor:
+        await cursor.executemany(
+            f"INSERT INTO {schema}.memory_vectors (record_id, vector) "
+            f"SELECT id, %s FROM {schema}.memory_records WHERE id = %s",
+            [([float(value) for value in vector], key) for key, vector in made.items()],
+        )
+    await conn.execute(
+        f"INSERT INTO {schema}.memory_embedder (name, dimension, generation) "
+        "VALUES (%s, %s, 1) ON CONFLICT (only_row) DO UPDATE SET name = excluded.name, "
+        f"dimension = excluded.dimension, generation = {schema}.memory_embedder.generation + 1, "
+        "recorded_at = now()",
+        (embedder.name, embedder.dimension),
+    )

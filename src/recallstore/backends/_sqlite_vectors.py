@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final
 
+import sqlite3
+
 import aiosqlite
 
 from recallstore.backends._sqlite_rows import RECORD_COLUMNS, fetchone, record_from_row
@@ -40,8 +42,10 @@ __all__ = [
     "MIGRATION",
     "SCAN_SCOPE",
     "VectorCache",
+    "all_rows",
     "nearest",
     "record_embedder",
+    "replace_now",
     "stored_embedder",
     "vector_statements",
 ]
@@ -107,6 +111,25 @@ async def record_embedder(conn: aiosqlite.Connection, target: str, embedder: Emb
     stored = await stored_embedder(conn)
     if stored is not None and stored[:2] != given:
         raise EmbedderMismatchError(target, stored[:2], given)
+
+
+def all_rows(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    """Every record's row (for ``reembed``), on the connection's thread."""
+    return [tuple(row) for row in db.execute(f"SELECT {RECORD_COLUMNS} FROM memory_records AS r")]
+
+
+def replace_now(db: sqlite3.Connection, name: str, dimension: int, made: dict[str, Matrix]) -> None:
+    """Every vector replaced by ``made`` (by record id) and the embedder recorded with
+    a new generation (so every cache reloads); on the connection's thread, in the
+    write call's savepoint."""
+    db.execute("DELETE FROM memory_vectors").close()
+    db.executemany(_INSERT, [(to_blob(vector), key) for key, vector in made.items()]).close()
+    row = db.execute("SELECT max(generation) FROM memory_embedder").fetchone()
+    generation = int(row[0] or 0) + 1
+    db.execute(
+        "INSERT OR REPLACE INTO memory_embedder VALUES (1, ?, ?, ?, ?)",
+        (name, dimension, generation, format_timestamp(utc_now())),
+    ).close()
 
 
 class VectorCache:

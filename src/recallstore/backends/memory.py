@@ -178,6 +178,14 @@ class InMemoryMemoryStore(HybridSearch[None]):
         matrix = numpy().stack([self._vectors[record.id] for record in admitted])
         return [(score, admitted[row]) for score, row in top_cosine(matrix, vector, n)]
 
+    async def _all_records(self, handle: None) -> list[MemoryRecord]:
+        return list(self._records.values())
+
+    async def _replace_vectors(
+        self, handle: None, embedder: Embedder, vectors: dict[str, Matrix]
+    ) -> None:
+        self._vectors = {key: vector for key, vector in vectors.items() if key in self._records}
+
     async def _keyword_search(self, query: MemorySearchQuery, now: datetime) -> list[MemoryHit]:
         def admitted(record: MemoryRecord) -> bool:
             return _admitted(query, record, now)

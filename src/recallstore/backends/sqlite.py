@@ -382,6 +382,15 @@ class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
             last = rows[-1]
             after = (last[COLUMN_NAMES.index("created_at")], last[0])
 
+    async def _all_records(self, handle: aiosqlite.Connection) -> list[MemoryRecord]:
+        rows = await self._commits.now(handle, vectors.all_rows)
+        return [record_from_row(row) for row in rows]
+
+    async def _replace_vectors(
+        self, handle: aiosqlite.Connection, embedder: Embedder, made: dict[str, Matrix]
+    ) -> None:
+        self._commits.later(vectors.replace_now, embedder.name, embedder.dimension, made)
+
     async def _nearest(
         self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
     ) -> list[tuple[float, MemoryRecord]]:
