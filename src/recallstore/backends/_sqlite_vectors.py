@@ -17,11 +17,10 @@ Finding the records nearest a query costs what the scope costs, as keyword searc
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final
-
-import sqlite3
 
 import aiosqlite
 
