@@ -16,7 +16,7 @@ The backend supplies one primitive, :meth:`_nearest`.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from datetime import datetime
 from typing import TypeVar
@@ -115,25 +115,29 @@ class HybridSearch(BaseMemoryStore[Handle]):
     async def _hybrid_search(
         self,
         query: MemorySearchQuery,
-        keyword: list[MemoryHit],
+        keyword: Sequence[tuple[float, str]],
+        known: Mapping[str, Callable[[], MemoryRecord]],
         query_vector: Matrix,
         now: datetime,
     ) -> list[MemoryHit]:
-        """Fuse ``keyword`` (the keyword ranking, at least ``FUSION_DEPTH`` deep) with the
-        records nearest ``query_vector`` under the same filters."""
+        """Fuse ``keyword`` (the keyword ranking as (score, id), at least ``FUSION_DEPTH``
+        deep; ``known`` builds each one's record) with the records nearest
+        ``query_vector`` under the same filters. Records are built for the hits only."""
         depth = max(query.limit, FUSION_DEPTH)
         nearest = await self._nearest(query, query_vector, depth, now)
-        records = {hit.record.id: hit.record for hit in keyword}
-        records.update((record.id, record) for _, record in nearest)
         method, weight = self._fusion
-        fused = fuse(
-            [(float(hit.score or 0.0), hit.record.id) for hit in keyword],
-            [(score, record.id) for score, record in nearest],
-            query.limit,
-            method=method,
-            weight=weight,
-        )
-        return [MemoryHit(record=records[key], score=score) for score, key in fused]
+        fused = fuse(list(keyword), nearest, query.limit, method=method, weight=weight)
+        missing = [key for _, key in fused if key not in known]
+        fetched: dict[str, MemoryRecord] = {}
+        if missing:
+            async with self._reading() as handle:
+                fetched = await self._fetch_records(handle, missing)
+        hits = []
+        for score, key in fused:
+            record = known[key]() if key in known else fetched.get(key)
+            if record is not None:  # None: deleted between the two reads
+                hits.append(MemoryHit(record=record, score=score))
+        return hits
 
     async def _embed_query(self, text: str) -> Matrix:
         assert self._embedder is not None
@@ -206,7 +210,7 @@ class HybridSearch(BaseMemoryStore[Handle]):
     @abstractmethod
     async def _nearest(
         self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
-    ) -> list[tuple[float, MemoryRecord]]:
+    ) -> list[tuple[float, str]]:
         """The ``n`` records passing ``query``'s filters (scope, kinds, tags, validity,
-        expiry against ``now``) closest to the unit ``vector``, as (cosine, record), best
+        expiry against ``now``) closest to the unit ``vector``, as (cosine, id), best
         first. Records without a vector are left out."""

@@ -48,6 +48,7 @@ __all__ = [
     "fts5_totals",
     "listing_sql",
     "match_expression",
+    "ranked_rows",
     "ranked_search",
     "scope_token",
 ]
@@ -259,6 +260,18 @@ async def ranked_search(
     statistics: FtsStatistics,
 ) -> list[MemoryHit]:
     """The hits of a keyword ``query`` (not a listing), ranked by ``rank_records``."""
+    ranked = await ranked_rows(conn, query, now, statistics)
+    return [MemoryHit(record=record_from_row(row), score=score) for score, row in ranked]
+
+
+async def ranked_rows(
+    conn: aiosqlite.Connection,
+    query: MemorySearchQuery,
+    now: datetime,
+    statistics: FtsStatistics,
+) -> list[tuple[float, tuple[Any, ...]]]:
+    """:func:`ranked_search` as (score, row): hybrid search builds records only for
+    the hits it keeps."""
     text = query.query or ""
     scope = dict(query.scope)
     exhaustive = False
@@ -280,5 +293,4 @@ async def ranked_search(
     async def lookup(stems: Sequence[str]) -> CorpusStatistics:
         return await statistics.lookup(conn, stems)
 
-    ranked = await rank_records(text, fetch, lookup, query.limit, candidates=RERANK_CANDIDATES)
-    return [MemoryHit(record=record_from_row(row), score=score) for score, row in ranked]
+    return await rank_records(text, fetch, lookup, query.limit, candidates=RERANK_CANDIDATES)

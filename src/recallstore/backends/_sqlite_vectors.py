@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import aiosqlite
 
-from recallstore.backends._sqlite_rows import RECORD_COLUMNS, fetchone, record_from_row
+from recallstore.backends._sqlite_rows import RECORD_COLUMNS, fetchone
 from recallstore.backends._sqlite_search import (
     _CHECK,
     _LOOKUP,
@@ -209,19 +209,19 @@ def _filters(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[A
     return [*where, *more], [*params, *more_params]
 
 
-async def _rows_by_seq(
+async def _ids_by_seq(
     conn: aiosqlite.Connection, seqs: Sequence[int], query: MemorySearchQuery, now: datetime
-) -> dict[int, MemoryRecord]:
+) -> dict[int, str]:
+    """The ids of the records among ``seqs`` that pass ``query``'s filters."""
     where, params = _filters(query, now)
-    found: dict[int, MemoryRecord] = {}
+    found: dict[int, str] = {}
     for start in range(0, len(seqs), 500):
         page = list(seqs[start : start + 500])
         condition = " AND ".join([f"r.seq IN ({', '.join('?' * len(page))})", *where])
         rows = await conn.execute_fetchall(
-            f"SELECT r.seq, {RECORD_COLUMNS} FROM memory_records AS r WHERE {condition}",
-            [*page, *params],
+            f"SELECT r.seq, r.id FROM memory_records AS r WHERE {condition}", [*page, *params]
         )
-        found.update((int(row[0]), record_from_row(tuple(row)[1:])) for row in rows)
+        found.update((int(row[0]), str(row[1])) for row in rows)
     return found
 
 
@@ -232,8 +232,9 @@ async def nearest(
     n: int,
     now: datetime,
     cache: VectorCache,
-) -> list[tuple[float, MemoryRecord]]:
-    """The ``n`` records passing ``query``'s filters closest to ``vector`` (cosine, record)."""
+) -> list[tuple[float, str]]:
+    """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``,
+    as (cosine, id), best first."""
     dimension = int(vector.shape[0])
     pairs = list(query.scope.items())
     counts = await _capped_counts(conn, [("scope", pair) for pair in pairs]) if pairs else []
@@ -241,21 +242,20 @@ async def nearest(
         driver = pairs[min(range(len(pairs)), key=counts.__getitem__)]
         where, params = _filters(query, now)
         rows = await conn.execute_fetchall(
-            "SELECT v.record_seq, v.vector FROM memory_records AS r "
+            "SELECT r.id, v.vector FROM memory_records AS r "
             "JOIN memory_vectors AS v ON v.record_seq = r.seq "
             f"WHERE r.seq IN ({_LOOKUP['scope']}) AND {' AND '.join(where)}",
             [*driver, *params],
         )
-        seqs = [int(row[0]) for row in rows]
-        best = top_cosine(from_blobs([bytes(row[1]) for row in rows], dimension), vector, n)
-        records = await _rows_by_seq(conn, [seqs[row] for _, row in best], query, now)
-        return [(score, records[seqs[row]]) for score, row in best if seqs[row] in records]
-    matrix, all_seqs = await cache.load(conn, dimension)
+        ids = [str(row[0]) for row in rows]
+        matrix = from_blobs([bytes(row[1]) for row in rows], dimension)
+        return [(score, ids[row]) for score, row in top_cosine(matrix, vector, n)]
+    matrix, seqs = await cache.load(conn, dimension)
     wanted = n * 4
     while True:
         best = top_cosine(matrix, vector, wanted)
-        records = await _rows_by_seq(conn, [all_seqs[row] for _, row in best], query, now)
-        found = [(score, records[all_seqs[row]]) for score, row in best if all_seqs[row] in records]
+        passing = await _ids_by_seq(conn, [seqs[row] for _, row in best], query, now)
+        found = [(score, passing[seqs[row]]) for score, row in best if seqs[row] in passing]
         if len(found) >= n or wanted >= len(matrix):
             return found[:n]
         wanted *= 4

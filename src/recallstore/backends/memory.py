@@ -163,11 +163,13 @@ class InMemoryMemoryStore(HybridSearch[None]):
             return await self._keyword_search(query, now)
         vector = await self._embed_query(query.query or "")
         keyword = await self._keyword_search(self._fusion_query(query), now)
-        return await self._hybrid_search(query, keyword, vector, now)
+        ranked = [(hit.score or 0.0, hit.record.id) for hit in keyword]
+        known = {hit.record.id: (lambda r=hit.record: r) for hit in keyword}
+        return await self._hybrid_search(query, ranked, known, vector, now)
 
     async def _nearest(
         self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
-    ) -> list[tuple[float, MemoryRecord]]:
+    ) -> list[tuple[float, str]]:
         admitted = [
             record
             for record in self._records.values()
@@ -176,7 +178,7 @@ class InMemoryMemoryStore(HybridSearch[None]):
         if not admitted:
             return []
         matrix = numpy().stack([self._vectors[record.id] for record in admitted])
-        return [(score, admitted[row]) for score, row in top_cosine(matrix, vector, n)]
+        return [(score, admitted[row].id) for score, row in top_cosine(matrix, vector, n)]
 
     async def _all_records(self, handle: None) -> list[MemoryRecord]:
         return list(self._records.values())

@@ -14,6 +14,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Self
 
 from recallstore._fusion import FusionMethod
@@ -325,10 +326,11 @@ class PostgresMemoryStore(JournalsRecalls, HybridSearch["AsyncConnection[Any]"])
                 ranked = await ranked_candidates(
                     conn, self._schema, _COLUMNS, asked, now, self._statistics
                 )
-            hits = [MemoryHit(record=_record(row), score=score) for score, row in ranked]
             if vector is None:
-                return hits
-            return await self._hybrid_search(query, hits, vector, now)
+                return [MemoryHit(record=_record(row), score=score) for score, row in ranked]
+            known = {str(row[0]): partial(_record, row) for _, row in ranked}
+            keys = [(score, str(row[0])) for score, row in ranked]
+            return await self._hybrid_search(query, keys, known, vector, now)
         where, params = filter_clauses(query, now)
         sql = (
             f"SELECT {_COLUMNS} FROM {self._table} "
@@ -351,11 +353,9 @@ class PostgresMemoryStore(JournalsRecalls, HybridSearch["AsyncConnection[Any]"])
 
     async def _nearest(
         self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
-    ) -> list[tuple[float, MemoryRecord]]:
+    ) -> list[tuple[float, str]]:
         async with self._reading() as conn:
-            near = await vectors.nearest_ids(conn, self._schema, query, vector, n, now)
-            found = await self._fetch_records(conn, [record_id for _, record_id in near])
-        return [(score, found[key]) for score, key in near if key in found]
+            return await vectors.nearest_ids(conn, self._schema, query, vector, n, now)
 
     # --- the journal extension's primitives ----------------------------------------------
 

@@ -21,6 +21,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Final, Literal, Self
 from urllib.parse import unquote
@@ -54,6 +55,7 @@ from recallstore.backends._sqlite_search import (
     choose_driver,
     filters_of,
     listing_sql,
+    ranked_rows,
     ranked_search,
 )
 from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, enable_wal, truncate_wal
@@ -342,17 +344,18 @@ class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
         if self._embedder is not None and not query.is_listing:
             vector = await self._embed_query(query.query or "")
             async with self._reading() as conn:
-                fusion = self._fusion_query(query)
-                keyword = await ranked_search(conn, fusion, now, self._statistics)
-            return await self._hybrid_search(query, keyword, vector, now)
+                rows = await ranked_rows(conn, self._fusion_query(query), now, self._statistics)
+            known = {str(row[0]): partial(record_from_row, row) for _, row in rows}
+            ranked = [(score, str(row[0])) for score, row in rows]
+            return await self._hybrid_search(query, ranked, known, vector, now)
         async with self._reading() as conn:
             if not query.is_listing:
                 return await ranked_search(conn, query, now, self._statistics)
             filters = filters_of(query)
             driver = await choose_driver(conn, filters)
             sql, params = listing_sql(query, now, filters, driver)
-            rows = await conn.execute_fetchall(sql, params)
-        return [MemoryHit(record=record_from_row(row), score=None) for row in rows]
+            listed = await conn.execute_fetchall(sql, params)
+        return [MemoryHit(record=record_from_row(row), score=None) for row in listed]
 
     async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
         """Pages keyed on ``(created_at, id)``, so each record is yielded once even when
@@ -393,7 +396,7 @@ class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
 
     async def _nearest(
         self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
-    ) -> list[tuple[float, MemoryRecord]]:
+    ) -> list[tuple[float, str]]:
         async with self._reading() as conn:
             return await vectors.nearest(conn, query, vector, n, now, self._vector_cache)
 
