@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 
 from recallstore.errors import ConfigurationError
 
-__all__ = ["Embedder", "check_embedder", "load_embedder"]
+__all__ = ["Embedder", "QueryEmbedder", "check_embedder", "load_embedder"]
 
 
 @runtime_checkable
@@ -39,6 +39,17 @@ class Embedder(Protocol):
 
     async def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
         """One vector per text, in order."""
+        ...
+
+
+@runtime_checkable
+class QueryEmbedder(Embedder, Protocol):
+    """An :class:`Embedder` that embeds search queries differently from what is stored
+    (asymmetric models such as e5, which prefix ``"query: "`` and ``"passage: "``).
+    A store uses ``embed_queries`` for query text and ``embed`` for records."""
+
+    async def embed_queries(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+        """One query vector per text, in order."""
         ...
 
 

@@ -150,3 +150,17 @@ def test_the_package_imports_and_searches_without_numpy(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+class _AskingToy(ToyEmbedder):
+    """Embeds queries differently from records, as asymmetric models (e5) do."""
+
+    async def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self.embed([f"{text} job" for text in texts])
+
+
+async def test_queries_go_through_embed_queries_when_the_embedder_has_it(tmp_path: Path) -> None:
+    async with SqliteMemoryStore(tmp_path / "memory.db", embedder=_AskingToy()) as store:
+        await store.write([MemoryWriteInput(scope={}, content="hired by the clinic")])
+        hits = await store.search(MemorySearchQuery(query="zebra"))
+        assert [hit.record.content for hit in hits] == ["hired by the clinic"]

@@ -141,7 +141,7 @@ class HybridSearch(BaseMemoryStore[Handle]):
 
     async def _embed_query(self, text: str) -> Matrix:
         assert self._embedder is not None
-        matrix = await embed_texts(self._embedder, [text])
+        matrix = await embed_texts(self._embedder, [text], queries=True)
         return matrix[0]
 
     @staticmethod

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from recallstore.embedding import Embedder
+from recallstore.embedding import Embedder, QueryEmbedder
 from recallstore.errors import ConfigurationError, MissingDependencyError
 
 Matrix = Any
@@ -29,7 +29,7 @@ def numpy() -> Any:
     return np
 
 
-async def embed_texts(embedder: Embedder, texts: Sequence[str]) -> Matrix:
+async def embed_texts(embedder: Embedder, texts: Sequence[str], *, queries: bool = False) -> Matrix:
     """One unit vector per text (rows in order), each distinct text embedded once.
 
     A vector of the wrong length, or one that is not finite, raises
@@ -39,7 +39,11 @@ async def embed_texts(embedder: Embedder, texts: Sequence[str]) -> Matrix:
     distinct = list(dict.fromkeys(texts))
     if not distinct:
         return np.zeros((0, embedder.dimension), dtype=np.float32)
-    raw = await embedder.embed(distinct)
+    raw = await (
+        embedder.embed_queries(distinct)
+        if queries and isinstance(embedder, QueryEmbedder)
+        else embedder.embed(distinct)
+    )
     if len(raw) != len(distinct):
         raise ConfigurationError(
             f"embedder {embedder.name!r} returned {len(raw)} vectors for {len(distinct)} texts"
