@@ -26,10 +26,10 @@ from recallstore.backends.sqlite import SqliteMemoryStore
 
 TRIALS: list[tuple[FusionMethod, float] | None] = [
     None,
-    ("score", VECTOR_WEIGHT),
-    *[("score", weight) for weight in (0.2, 0.3, 0.5, 0.7, 1.0)],
-    *[("minmax", weight) for weight in (0.2, 0.3, 0.5)],
-    *[("zscore", weight) for weight in (0.2, 0.3, 0.5)],
+    ("zscore", VECTOR_WEIGHT),
+    *[("zscore", weight) for weight in (0.25, 0.45, 1.0)],
+    *[("score", weight) for weight in (0.3, 0.5)],
+    *[("minmax", weight) for weight in (0.3, 0.5)],
     *[("rrf", weight) for weight in (0.3, 0.5)],
 ]
 

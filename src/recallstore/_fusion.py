@@ -2,12 +2,12 @@
 
 Both rankings come from the same filtered set of records (scope, kinds, tags,
 validity, expiry): the keyword one from ``_query.rank_records`` (weighted BM25), the
-vector one by cosine similarity to the query's embedding. :func:`fuse` merges them by
-score: BM25 divided by the best BM25 of the query (so 1.0 is the best keyword match
-and a record without a query word has 0), cosine as it is (unit vectors; negative
-counts as 0), added with the weight :data:`VECTOR_WEIGHT` on the cosine. The method and
-its one parameter were chosen on the LoCoMo dev split; every alternative measured is
-in docs/benchmarks.md ("Hybrid search").
+vector one by cosine similarity to the query's embedding, each :data:`FUSION_DEPTH`
+deep. :func:`fuse` merges them by score: each list's scores become z-scores (how far
+above its own mean, in standard deviations, so neither scale dominates), added with
+the weight :data:`VECTOR_WEIGHT` on the vector side; a record in one list only gets
+nothing from the other. The method and its one parameter were chosen on the LoCoMo
+dev split; every alternative measured is in docs/benchmarks.md ("Hybrid search").
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ _Key = TypeVar("_Key", bound=Hashable)
 
 FusionMethod = Literal["score", "minmax", "zscore", "rrf"]
 
-VECTOR_WEIGHT = 0.5
-"""The cosine's weight in the fused score (BM25's is ``1 - VECTOR_WEIGHT``)."""
+VECTOR_WEIGHT = 0.35
+"""The vector side's weight in the fused score (BM25's is ``1 - VECTOR_WEIGHT``)."""
+FUSION_METHOD: FusionMethod = "zscore"
+"""How each ranking's scores are normalised before they are added."""
 FUSION_DEPTH = 100
 """How many of each ranking's best records are fused."""
 RRF_K = 60
@@ -32,15 +34,17 @@ def fuse(
     vector: Sequence[tuple[float, _Key]],
     limit: int,
     *,
-    method: FusionMethod = "score",
+    method: FusionMethod = FUSION_METHOD,
     weight: float = VECTOR_WEIGHT,
 ) -> list[tuple[float, _Key]]:
     """The ``limit`` best keys of the two rankings (each best first) as (score, key).
 
-    ``"score"``: ``(1 - weight) * bm25 / best_bm25 + weight * max(cosine, 0)``.
-    ``"minmax"``: both scores min-max normalised over their own list first.
-    ``"rrf"``: ``1 / (RRF_K + rank)`` summed, the weight applied the same way.
-    Equal fused scores keep the keyword ranking's order, then the vector ranking's.
+    ``"zscore"`` (the default): ``(1 - weight) * z(bm25) + weight * z(cosine)``, each z
+    over its own list. ``"score"``: ``bm25 / best_bm25`` and the cosine as it is.
+    ``"minmax"``: both min-max normalised over their own list. ``"rrf"``:
+    ``1 / (RRF_K + rank)``, the weight applied the same way. Only vector candidates
+    with a cosine above 0 take part. Equal fused scores keep the keyword ranking's
+    order, then the vector ranking's.
     """
     if limit <= 0:
         return []
@@ -56,11 +60,7 @@ def fuse(
         for value, key in ranking:
             combined[key] = combined.get(key, 0.0) + part * value
             order.setdefault(key, len(order))
-    # A record with nothing of either ranking (no query word, a cosine <= 0) is no hit.
-    ranked = sorted(
-        (item for item in combined.items() if item[1] > 0),
-        key=lambda item: (-item[1], order[item[0]]),
-    )
+    ranked = sorted(combined.items(), key=lambda item: (-item[1], order[item[0]]))
     return [(score, key) for key, score in ranked[:limit]]
 
 

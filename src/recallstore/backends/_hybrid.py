@@ -21,7 +21,7 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import TypeVar
 
-from recallstore._fusion import FUSION_DEPTH, VECTOR_WEIGHT, FusionMethod, fuse
+from recallstore._fusion import FUSION_DEPTH, FUSION_METHOD, VECTOR_WEIGHT, FusionMethod, fuse
 from recallstore.backends._vectors import Matrix, embed_texts, numpy
 from recallstore.backends.base import BaseMemoryStore
 from recallstore.embedding import Embedder, check_embedder
@@ -46,7 +46,7 @@ class HybridSearch(BaseMemoryStore[Handle]):
     """A ``BaseMemoryStore`` that searches by meaning too when given an embedder."""
 
     _embedder: Embedder | None = None
-    _fusion: tuple[FusionMethod, float] = ("score", VECTOR_WEIGHT)
+    _fusion: tuple[FusionMethod, float] = (FUSION_METHOD, VECTOR_WEIGHT)
 
     def _init_hybrid(
         self, embedder: Embedder | None, fusion: tuple[FusionMethod, float] | None = None
