@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import sqlite3
 from contextlib import redirect_stderr
@@ -53,7 +54,8 @@ async def test_an_open_hybrid_store_keeps_searching_after_reembed() -> None:
     async with store:
         await store.write([MemoryWriteInput(scope={}, content="a job at the clinic")])
         assert await store.reembed(small_toy()) == 1
-        assert store.embedder is not None and store.embedder.name == "small-64"
+        assert store.embedder is not None
+        assert store.embedder.name == "small-64"
         hits = await store.search(MemorySearchQuery(query="where does she work"))
         assert len(hits) == 1
 
@@ -72,7 +74,5 @@ async def test_the_reembed_command_draws_progress_and_reports(tmp_path: Path) ->
 
 
 async def _run_cli(argv: list[str]) -> int:
-    import asyncio
-
     # main() runs its own event loop: off this test's loop, on a thread.
     return await asyncio.to_thread(main, argv)
