@@ -33,7 +33,7 @@ from recallstore.records import (
     MemoryWriteInput,
 )
 
-__all__ = ["HybridSearch"]
+__all__ = ["FUSION_DEPTH", "HybridSearch", "hits_of"]
 
 Handle = TypeVar("Handle")
 
@@ -112,6 +112,17 @@ class HybridSearch(BaseMemoryStore[Handle]):
             raise RuntimeError("records inserted outside write() or import_records()")
         return [pending[record.content] for record in records]
 
+    def _fuse(
+        self,
+        query: MemorySearchQuery,
+        keyword: Sequence[tuple[float, str]],
+        nearest: Sequence[tuple[float, str]],
+    ) -> list[tuple[float, str]]:
+        """The ``query.limit`` best ids of the keyword ranking (score, id) and the nearest
+        records (cosine, id), fused (``recallstore._fusion``)."""
+        method, weight = self._fusion
+        return fuse(list(keyword), list(nearest), query.limit, method=method, weight=weight)
+
     async def _hybrid_search(
         self,
         query: MemorySearchQuery,
@@ -122,22 +133,16 @@ class HybridSearch(BaseMemoryStore[Handle]):
     ) -> list[MemoryHit]:
         """Fuse ``keyword`` (the keyword ranking as (score, id), at least ``FUSION_DEPTH``
         deep; ``known`` builds each one's record) with the records nearest
-        ``query_vector`` under the same filters. Records are built for the hits only."""
-        depth = max(query.limit, FUSION_DEPTH)
-        nearest = await self._nearest(query, query_vector, depth, now)
-        method, weight = self._fusion
-        fused = fuse(list(keyword), nearest, query.limit, method=method, weight=weight)
+        ``query_vector`` under the same filters (:meth:`_nearest`). Records are built
+        for the hits only."""
+        nearest = await self._nearest(query, query_vector, max(query.limit, FUSION_DEPTH), now)
+        fused = self._fuse(query, keyword, nearest)
         missing = [key for _, key in fused if key not in known]
         fetched: dict[str, MemoryRecord] = {}
         if missing:
             async with self._reading() as handle:
                 fetched = await self._fetch_records(handle, missing)
-        hits = []
-        for score, key in fused:
-            record = known[key]() if key in known else fetched.get(key)
-            if record is not None:  # None: deleted between the two reads
-                hits.append(MemoryHit(record=record, score=score))
-        return hits
+        return hits_of(fused, known, fetched)
 
     async def _embed_query(self, text: str) -> Matrix:
         assert self._embedder is not None
@@ -214,3 +219,17 @@ class HybridSearch(BaseMemoryStore[Handle]):
         """The ``n`` records passing ``query``'s filters (scope, kinds, tags, validity,
         expiry against ``now``) closest to the unit ``vector``, as (cosine, id), best
         first. Records without a vector are left out."""
+
+
+def hits_of(
+    fused: Sequence[tuple[float, str]],
+    known: Mapping[str, Callable[[], MemoryRecord]],
+    fetched: Mapping[str, MemoryRecord],
+) -> list[MemoryHit]:
+    """The hits of ``fused`` ids: built by ``known`` or taken from ``fetched``."""
+    hits = []
+    for score, key in fused:
+        record = known[key]() if key in known else fetched.get(key)
+        if record is not None:  # None: deleted between two reads
+            hits.append(MemoryHit(record=record, score=score))
+    return hits

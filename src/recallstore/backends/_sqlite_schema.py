@@ -13,12 +13,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 from typing import Final
+from urllib.parse import unquote
 
 import aiosqlite
 
 from recallstore.backends._sqlite_journal import JOURNAL_TABLE_STATEMENTS
 from recallstore.backends._sqlite_vectors import MIGRATION as VECTOR_STATEMENTS
-from recallstore.errors import StoreIncompatibleError, StoreUnavailableError
+from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import format_timestamp
 from recallstore.store import utc_now
 
@@ -31,6 +32,7 @@ __all__ = [
     "migrate",
     "probe_version",
     "read_user_version",
+    "sqlite_url_path",
 ]
 
 TOKENIZERS: Final[dict[str, str]] = {
@@ -298,3 +300,32 @@ async def migrate(conn: aiosqlite.Connection, target: str, tokenizer: str) -> in
         await conn.rollback()
         raise
     return current
+
+
+SQLITE_PREFIX: Final = "sqlite://"
+
+
+def sqlite_url_path(url: str) -> Path:
+    """The file path of ``sqlite:///relative`` or ``sqlite:////absolute``."""
+    if not url.lower().startswith(SQLITE_PREFIX):
+        raise ConfigurationError(
+            f"memory store target {url!r}: a SQLite URL is 'sqlite:///relative/path.db' "
+            "or 'sqlite:////absolute/path.db'"
+        )
+    host, slash, path = url[len(SQLITE_PREFIX) :].partition("/")
+    if host or not slash:
+        raise ConfigurationError(
+            f"memory store target {url!r}: a SQLite URL has no host; "
+            "use 'sqlite:///relative/path.db' or 'sqlite:////absolute/path.db'"
+        )
+    if "?" in path or "#" in path:
+        raise ConfigurationError(
+            f"memory store target {url!r}: SQLite URL options are not supported"
+        )
+    path = unquote(path)
+    if not path or path == ":memory:":
+        raise ConfigurationError(
+            f"memory store target {url!r} names no database file; "
+            "for a non-durable store use 'memory:'"
+        )
+    return Path(path)

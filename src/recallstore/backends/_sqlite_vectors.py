@@ -25,12 +25,7 @@ from typing import Any, Final
 import aiosqlite
 
 from recallstore.backends._sqlite_rows import RECORD_COLUMNS, fetchone
-from recallstore.backends._sqlite_search import (
-    _CHECK,
-    _LOOKUP,
-    _capped_counts,
-    _record_conditions,
-)
+from recallstore.backends._sqlite_search import _CHECK, _LOOKUP, _record_conditions
 from recallstore.backends._vectors import Matrix, from_blobs, numpy, to_blob, top_cosine
 from recallstore.embedding import Embedder
 from recallstore.errors import EmbedderMismatchError
@@ -42,7 +37,7 @@ __all__ = [
     "SCAN_SCOPE",
     "VectorCache",
     "all_rows",
-    "nearest",
+    "nearest_now",
     "record_embedder",
     "replace_now",
     "stored_embedder",
@@ -149,25 +144,23 @@ class VectorCache:
         self._seqs: list[int] = []
         self._row: dict[int, int] = {}
 
-    async def load(self, conn: aiosqlite.Connection, dimension: int) -> tuple[Matrix, list[int]]:
-        """The matrix (a row per vector) and the record seq of each row."""
+    def load(self, db: sqlite3.Connection, dimension: int) -> tuple[Matrix, list[int]]:
+        """The matrix (a row per vector) and the record seq of each row; on the
+        connection's thread."""
         np = numpy()
-        row = await fetchone(conn, "PRAGMA data_version")
-        version = (int(row[0]) if row is not None else 0, conn.total_changes)
+        row = db.execute("PRAGMA data_version").fetchone()
+        version = (int(row[0]) if row is not None else 0, db.total_changes)
         if version != self._version:
-            stored = await stored_embedder(conn)
-            generation = None if stored is None else stored[2]
+            stored = db.execute("SELECT generation FROM memory_embedder").fetchone()
+            generation = None if stored is None else int(stored[0])
             if generation != self._generation or self._matrix is None:
                 self._generation, self._last, self._count = generation, 0, 0
                 self._matrix = np.zeros((1024, dimension), dtype=np.float32)
                 self._seqs, self._row = [], {}
-            rows = list(
-                await conn.execute_fetchall(
-                    "SELECT vseq, record_seq, vector FROM memory_vectors "
-                    "WHERE vseq > ? ORDER BY vseq",
-                    (self._last,),
-                )
-            )
+            rows = db.execute(
+                "SELECT vseq, record_seq, vector FROM memory_vectors WHERE vseq > ? ORDER BY vseq",
+                (self._last,),
+            ).fetchall()
             if rows:
                 self._add(
                     [int(r[1]) for r in rows], from_blobs([bytes(r[2]) for r in rows], dimension)
@@ -209,8 +202,8 @@ def _filters(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[A
     return [*where, *more], [*params, *more_params]
 
 
-async def _ids_by_seq(
-    conn: aiosqlite.Connection, seqs: Sequence[int], query: MemorySearchQuery, now: datetime
+def _ids_by_seq(
+    db: sqlite3.Connection, seqs: Sequence[int], query: MemorySearchQuery, now: datetime
 ) -> dict[int, str]:
     """The ids of the records among ``seqs`` that pass ``query``'s filters."""
     where, params = _filters(query, now)
@@ -218,15 +211,15 @@ async def _ids_by_seq(
     for start in range(0, len(seqs), 500):
         page = list(seqs[start : start + 500])
         condition = " AND ".join([f"r.seq IN ({', '.join('?' * len(page))})", *where])
-        rows = await conn.execute_fetchall(
+        rows = db.execute(
             f"SELECT r.seq, r.id FROM memory_records AS r WHERE {condition}", [*page, *params]
-        )
+        ).fetchall()
         found.update((int(row[0]), str(row[1])) for row in rows)
     return found
 
 
-async def nearest(
-    conn: aiosqlite.Connection,
+def nearest_now(
+    db: sqlite3.Connection,
     query: MemorySearchQuery,
     vector: Matrix,
     n: int,
@@ -234,27 +227,34 @@ async def nearest(
     cache: VectorCache,
 ) -> list[tuple[float, str]]:
     """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``,
-    as (cosine, id), best first."""
+    as (cosine, id), best first; on the connection's thread (one hand-off per search)."""
     dimension = int(vector.shape[0])
     pairs = list(query.scope.items())
-    counts = await _capped_counts(conn, [("scope", pair) for pair in pairs]) if pairs else []
+    counts = [
+        int(
+            db.execute(
+                f"SELECT count(*) FROM ({_LOOKUP['scope']} LIMIT ?)", (*pair, SCAN_SCOPE + 1)
+            ).fetchone()[0]
+        )
+        for pair in pairs
+    ]
     if counts and min(counts) <= SCAN_SCOPE:
         driver = pairs[min(range(len(pairs)), key=counts.__getitem__)]
         where, params = _filters(query, now)
-        rows = await conn.execute_fetchall(
+        rows = db.execute(
             "SELECT r.id, v.vector FROM memory_records AS r "
             "JOIN memory_vectors AS v ON v.record_seq = r.seq "
             f"WHERE r.seq IN ({_LOOKUP['scope']}) AND {' AND '.join(where)}",
             [*driver, *params],
-        )
+        ).fetchall()
         ids = [str(row[0]) for row in rows]
         matrix = from_blobs([bytes(row[1]) for row in rows], dimension)
         return [(score, ids[row]) for score, row in top_cosine(matrix, vector, n)]
-    matrix, seqs = await cache.load(conn, dimension)
+    matrix, seqs = cache.load(db, dimension)
     wanted = n * 4
     while True:
         best = top_cosine(matrix, vector, wanted)
-        passing = await _ids_by_seq(conn, [seqs[row] for _, row in best], query, now)
+        passing = _ids_by_seq(db, [seqs[row] for _, row in best], query, now)
         found = [(score, passing[seqs[row]]) for score, row in best if seqs[row] in passing]
         if len(found) >= n or wanted >= len(matrix):
             return found[:n]

@@ -24,7 +24,6 @@ from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any, Final, Literal, Self
-from urllib.parse import unquote
 
 import aiosqlite
 
@@ -32,7 +31,7 @@ from recallstore._fusion import FusionMethod
 from recallstore.backends import _sqlite_journal as journal_table
 from recallstore.backends import _sqlite_schema as schema
 from recallstore.backends import _sqlite_vectors as vectors
-from recallstore.backends._hybrid import HybridSearch
+from recallstore.backends._hybrid import FUSION_DEPTH, HybridSearch, hits_of
 from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._sqlite_commit import GroupCommit
 from recallstore.backends._sqlite_rows import (
@@ -85,7 +84,6 @@ BUSY_TIMEOUT_SECONDS: Final = 10.0
 _BUSY_TIMEOUT_MS: Final = int(BUSY_TIMEOUT_SECONDS * 1000)
 
 _EXPORT_PAGE: Final = 500
-_SQLITE_PREFIX: Final = "sqlite://"
 
 
 class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
@@ -147,7 +145,7 @@ class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
             )
         if url[: len("sqlite:")].lower() != "sqlite:":
             return cls(Path(url))
-        return cls(_sqlite_url_path(url))
+        return cls(schema.sqlite_url_path(url))
 
     def __repr__(self) -> str:
         return f"SqliteMemoryStore({str(self.path)!r})"
@@ -343,11 +341,17 @@ class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
     ) -> list[MemoryHit]:
         if self._embedder is not None and not query.is_listing:
             vector = await self._embed_query(query.query or "")
+            depth = max(query.limit, FUSION_DEPTH)
             async with self._reading() as conn:
                 rows = await ranked_rows(conn, self._fusion_query(query), now, self._statistics)
-            known = {str(row[0]): partial(record_from_row, row) for _, row in rows}
-            ranked = [(score, str(row[0])) for score, row in rows]
-            return await self._hybrid_search(query, ranked, known, vector, now)
+                near = await on_thread(
+                    conn, vectors.nearest_now, query, vector, depth, now, self._vector_cache
+                )
+                known = {str(row[0]): partial(record_from_row, row) for _, row in rows}
+                fused = self._fuse(query, [(score, str(row[0])) for score, row in rows], near)
+                missing = [key for _, key in fused if key not in known]
+                fetched = await self._fetch_records(conn, missing) if missing else {}
+            return hits_of(fused, known, fetched)
         async with self._reading() as conn:
             if not query.is_listing:
                 return await ranked_search(conn, query, now, self._statistics)
@@ -398,7 +402,9 @@ class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
         self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
     ) -> list[tuple[float, str]]:
         async with self._reading() as conn:
-            return await vectors.nearest(conn, query, vector, n, now, self._vector_cache)
+            return await on_thread(
+                conn, vectors.nearest_now, query, vector, n, now, self._vector_cache
+            )
 
     # --- the journal extension's primitives ----------------------------------------------
 
@@ -434,32 +440,6 @@ class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
         if self._watch is None:
             self._watch = await aiosqlite.connect(self.path, isolation_level=None)
         return self._watch
-
-
-def _sqlite_url_path(url: str) -> Path:
-    """The file path of ``sqlite:///relative`` or ``sqlite:////absolute``."""
-    if not url.lower().startswith(_SQLITE_PREFIX):
-        raise ConfigurationError(
-            f"memory store target {url!r}: a SQLite URL is 'sqlite:///relative/path.db' "
-            "or 'sqlite:////absolute/path.db'"
-        )
-    host, slash, path = url[len(_SQLITE_PREFIX) :].partition("/")
-    if host or not slash:
-        raise ConfigurationError(
-            f"memory store target {url!r}: a SQLite URL has no host; "
-            "use 'sqlite:///relative/path.db' or 'sqlite:////absolute/path.db'"
-        )
-    if "?" in path or "#" in path:
-        raise ConfigurationError(
-            f"memory store target {url!r}: SQLite URL options are not supported"
-        )
-    path = unquote(path)
-    if not path or path == ":memory:":
-        raise ConfigurationError(
-            f"memory store target {url!r} names no database file; "
-            "for a non-durable store use 'memory:'"
-        )
-    return Path(path)
 
 
 async def _scrub_wal(conn: aiosqlite.Connection, *, wait_ms: int = ATTEMPT_WAIT_MS) -> bool:
