@@ -242,8 +242,10 @@ def nearest_now(
         driver = pairs[min(range(len(pairs)), key=counts.__getitem__)]
         where, params = _filters(query, now)
         rows = db.execute(
+            # CROSS JOIN keeps this order: the scope's records first (through the scope
+            # index), then each one's vector by key; never a scan of every vector.
             "SELECT r.id, v.vector FROM memory_records AS r "
-            "JOIN memory_vectors AS v ON v.record_seq = r.seq "
+            "CROSS JOIN memory_vectors AS v ON v.record_seq = r.seq "
             f"WHERE r.seq IN ({_LOOKUP['scope']}) AND {' AND '.join(where)}",
             [*driver, *params],
         ).fetchall()
