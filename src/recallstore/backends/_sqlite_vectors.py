@@ -202,19 +202,20 @@ def _filters(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[A
     return [*where, *more], [*params, *more_params]
 
 
-def _ids_by_seq(
+def _rows_by_seq(
     db: sqlite3.Connection, seqs: Sequence[int], query: MemorySearchQuery, now: datetime
-) -> dict[int, str]:
-    """The ids of the records among ``seqs`` that pass ``query``'s filters."""
+) -> dict[int, tuple[Any, ...]]:
+    """The rows of the records among ``seqs`` that pass ``query``'s filters."""
     where, params = _filters(query, now)
-    found: dict[int, str] = {}
+    found: dict[int, tuple[Any, ...]] = {}
     for start in range(0, len(seqs), 500):
         page = list(seqs[start : start + 500])
         condition = " AND ".join([f"r.seq IN ({', '.join('?' * len(page))})", *where])
         rows = db.execute(
-            f"SELECT r.seq, r.id FROM memory_records AS r WHERE {condition}", [*page, *params]
+            f"SELECT r.seq, {RECORD_COLUMNS} FROM memory_records AS r WHERE {condition}",
+            [*page, *params],
         ).fetchall()
-        found.update((int(row[0]), str(row[1])) for row in rows)
+        found.update((int(row[0]), tuple(row[1:])) for row in rows)
     return found
 
 
@@ -225,9 +226,10 @@ def nearest_now(
     n: int,
     now: datetime,
     cache: VectorCache,
-) -> list[tuple[float, str]]:
-    """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``,
-    as (cosine, id), best first; on the connection's thread (one hand-off per search)."""
+) -> list[tuple[float, tuple[Any, ...]]]:
+    """The ``n`` records passing ``query``'s filters closest to ``vector`` as (cosine,
+    row of ``RECORD_COLUMNS``), best first; on the connection's thread (one hand-off per
+    search). Rows, not records: only the hits kept after fusion are built."""
     dimension = int(vector.shape[0])
     pairs = list(query.scope.items())
     counts = [
@@ -244,19 +246,18 @@ def nearest_now(
         rows = db.execute(
             # CROSS JOIN keeps this order: the scope's records first (through the scope
             # index), then each one's vector by key; never a scan of every vector.
-            "SELECT r.id, v.vector FROM memory_records AS r "
+            f"SELECT v.vector, {RECORD_COLUMNS} FROM memory_records AS r "
             "CROSS JOIN memory_vectors AS v ON v.record_seq = r.seq "
             f"WHERE r.seq IN ({_LOOKUP['scope']}) AND {' AND '.join(where)}",
             [*driver, *params],
         ).fetchall()
-        ids = [str(row[0]) for row in rows]
-        matrix = from_blobs([bytes(row[1]) for row in rows], dimension)
-        return [(score, ids[row]) for score, row in top_cosine(matrix, vector, n)]
+        matrix = from_blobs([bytes(row[0]) for row in rows], dimension)
+        return [(score, tuple(rows[at][1:])) for score, at in top_cosine(matrix, vector, n)]
     matrix, seqs = cache.load(db, dimension)
     wanted = n * 4
     while True:
         best = top_cosine(matrix, vector, wanted)
-        passing = _ids_by_seq(db, [seqs[row] for _, row in best], query, now)
+        passing = _rows_by_seq(db, [seqs[row] for _, row in best], query, now)
         found = [(score, passing[seqs[row]]) for score, row in best if seqs[row] in passing]
         if len(found) >= n or wanted >= len(matrix):
             return found[:n]

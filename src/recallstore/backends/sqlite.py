@@ -347,11 +347,10 @@ class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
                 near = await on_thread(
                     conn, vectors.nearest_now, query, vector, depth, now, self._vector_cache
                 )
-                known = {str(row[0]): partial(record_from_row, row) for _, row in rows}
-                fused = self._fuse(query, [(score, str(row[0])) for score, row in rows], near)
-                missing = [key for _, key in fused if key not in known]
-                fetched = await self._fetch_records(conn, missing) if missing else {}
-            return hits_of(fused, known, fetched)
+            known = {str(row[0]): partial(record_from_row, row) for _, row in (*rows, *near)}
+            keyword = [(score, str(row[0])) for score, row in rows]
+            fused = self._fuse(query, keyword, [(score, str(row[0])) for score, row in near])
+            return hits_of(fused, known, {})
         async with self._reading() as conn:
             if not query.is_listing:
                 return await ranked_search(conn, query, now, self._statistics)
@@ -402,9 +401,10 @@ class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
         self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
     ) -> list[tuple[float, str]]:
         async with self._reading() as conn:
-            return await on_thread(
+            near = await on_thread(
                 conn, vectors.nearest_now, query, vector, n, now, self._vector_cache
             )
+        return [(score, str(row[0])) for score, row in near]
 
     # --- the journal extension's primitives ----------------------------------------------
 
