@@ -5,14 +5,16 @@ deleted with its record (``ON DELETE CASCADE``); ``memory_embedder`` holds the o
 embedder's name and dimension the vectors were made with, so a store is never searched
 with vectors of two models.
 
-Finding the records nearest a query costs what the scope costs, as keyword search does:
+At query time the vectors are not read from the file: a per-store :class:`VectorCache`
+holds every vector in one matrix (1.5 KB a record at 384 dimensions), kept current
+incrementally (each vector row is read once: ``vseq`` only grows). Finding the
+records nearest a query then costs what the scope costs, as keyword search does:
 
-* within a scope of at most :data:`SCAN_SCOPE` records, the scope's vectors are read
-  with every filter applied in SQL and compared in numpy;
-* otherwise (unscoped, or a broad scope) a per-connection :class:`VectorCache` holds
-  every vector in one matrix, kept current incrementally (rows are read once:
-  ``vseq`` only grows), and the closest ones are checked against the filters by
-  primary key, widening until enough pass.
+* within a scope of at most :data:`SCAN_SCOPE` records, the scope's records passing
+  every filter are listed through the scope index and only their rows are compared;
+* otherwise (unscoped, or a broad scope) the whole matrix is compared in one product,
+  and the closest records are checked against the filters by primary key, widening
+  until enough pass.
 """
 
 from __future__ import annotations
@@ -170,6 +172,10 @@ class VectorCache:
         assert self._matrix is not None
         return self._matrix[: self._count], self._seqs
 
+    def position(self, seq: int) -> int | None:
+        """The matrix row of record ``seq``'s vector, or None (no vector)."""
+        return self._row.get(seq)
+
     def _add(self, seqs: list[int], vectors: Matrix) -> None:
         np = numpy()
         assert self._matrix is not None
@@ -202,20 +208,19 @@ def _filters(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[A
     return [*where, *more], [*params, *more_params]
 
 
-def _rows_by_seq(
+def _ids_by_seq(
     db: sqlite3.Connection, seqs: Sequence[int], query: MemorySearchQuery, now: datetime
-) -> dict[int, tuple[Any, ...]]:
-    """The rows of the records among ``seqs`` that pass ``query``'s filters."""
+) -> dict[int, str]:
+    """The ids of the records among ``seqs`` that pass ``query``'s filters."""
     where, params = _filters(query, now)
-    found: dict[int, tuple[Any, ...]] = {}
+    found: dict[int, str] = {}
     for start in range(0, len(seqs), 500):
         page = list(seqs[start : start + 500])
         condition = " AND ".join([f"r.seq IN ({', '.join('?' * len(page))})", *where])
         rows = db.execute(
-            f"SELECT r.seq, {RECORD_COLUMNS} FROM memory_records AS r WHERE {condition}",
-            [*page, *params],
+            f"SELECT r.seq, r.id FROM memory_records AS r WHERE {condition}", [*page, *params]
         ).fetchall()
-        found.update((int(row[0]), tuple(row[1:])) for row in rows)
+        found.update((int(row[0]), str(row[1])) for row in rows)
     return found
 
 
@@ -226,11 +231,16 @@ def nearest_now(
     n: int,
     now: datetime,
     cache: VectorCache,
-) -> list[tuple[float, tuple[Any, ...]]]:
-    """The ``n`` records passing ``query``'s filters closest to ``vector`` as (cosine,
-    row of ``RECORD_COLUMNS``), best first; on the connection's thread (one hand-off per
-    search). Rows, not records: only the hits kept after fusion are built."""
+) -> list[tuple[float, str]]:
+    """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``,
+    as (cosine, id), best first; on the connection's thread (one hand-off per search).
+
+    The vectors come from ``cache``; within a scope of at most :data:`SCAN_SCOPE`
+    records, the scope's records passing the filters are listed first (through the
+    scope index) and only their rows of the matrix are compared.
+    """
     dimension = int(vector.shape[0])
+    matrix, seqs = cache.load(db, dimension)
     pairs = list(query.scope.items())
     counts = [
         int(
@@ -244,20 +254,22 @@ def nearest_now(
         driver = pairs[min(range(len(pairs)), key=counts.__getitem__)]
         where, params = _filters(query, now)
         rows = db.execute(
-            # CROSS JOIN keeps this order: the scope's records first (through the scope
-            # index), then each one's vector by key; never a scan of every vector.
-            f"SELECT v.vector, {RECORD_COLUMNS} FROM memory_records AS r "
-            "CROSS JOIN memory_vectors AS v ON v.record_seq = r.seq "
+            f"SELECT r.seq, r.id FROM memory_records AS r "
             f"WHERE r.seq IN ({_LOOKUP['scope']}) AND {' AND '.join(where)}",
             [*driver, *params],
         ).fetchall()
-        matrix = from_blobs([bytes(row[0]) for row in rows], dimension)
-        return [(score, tuple(rows[at][1:])) for score, at in top_cosine(matrix, vector, n)]
-    matrix, seqs = cache.load(db, dimension)
+        positions, ids = [], []
+        for seq, record_id in rows:
+            position = cache.position(int(seq))
+            if position is not None:
+                positions.append(position)
+                ids.append(str(record_id))
+        best = top_cosine(matrix[positions], vector, n)
+        return [(score, ids[at]) for score, at in best]
     wanted = n * 4
     while True:
         best = top_cosine(matrix, vector, wanted)
-        passing = _rows_by_seq(db, [seqs[row] for _, row in best], query, now)
+        passing = _ids_by_seq(db, [seqs[row] for _, row in best], query, now)
         found = [(score, passing[seqs[row]]) for score, row in best if seqs[row] in passing]
         if len(found) >= n or wanted >= len(matrix):
             return found[:n]

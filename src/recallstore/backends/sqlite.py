@@ -347,9 +347,11 @@ class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
                 near = await on_thread(
                     conn, vectors.nearest_now, query, vector, depth, now, self._vector_cache
                 )
-            known = {str(row[0]): partial(record_from_row, row) for _, row in (*rows, *near)}
-            keyword = [(score, str(row[0])) for score, row in rows]
-            fused = self._fuse(query, keyword, [(score, str(row[0])) for score, row in near])
+                known = {str(row[0]): partial(record_from_row, row) for _, row in rows}
+                fused = self._fuse(query, [(score, str(row[0])) for score, row in rows], near)
+                missing = [key for _, key in fused if key not in known]
+                more = await on_thread(conn, rows_by_id, COLUMNS, missing) if missing else {}
+            known.update((key, partial(record_from_row, row)) for key, row in more.items())
             return hits_of(fused, known, {})
         async with self._reading() as conn:
             if not query.is_listing:
@@ -401,10 +403,9 @@ class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
         self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
     ) -> list[tuple[float, str]]:
         async with self._reading() as conn:
-            near = await on_thread(
+            return await on_thread(
                 conn, vectors.nearest_now, query, vector, n, now, self._vector_cache
             )
-        return [(score, str(row[0])) for score, row in near]
 
     # --- the journal extension's primitives ----------------------------------------------
 
