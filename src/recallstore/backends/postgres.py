@@ -342,10 +342,6 @@ class PostgresMemoryStore(JournalsRecalls, HybridSearch["AsyncConnection[Any]"])
             rows = await cursor.fetchall()
         return [MemoryHit(record=_record(row), score=None) for row in rows]
 
-    async def _all_records(self, handle: AsyncConnection[Any]) -> list[MemoryRecord]:
-        cursor = await handle.execute(f"SELECT {_COLUMNS} FROM {self._table}")
-        return [_record(row) for row in await cursor.fetchall()]
-
     async def _replace_vectors(
         self, handle: AsyncConnection[Any], embedder: Embedder, made: dict[str, Matrix]
     ) -> None:

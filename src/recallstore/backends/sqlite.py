@@ -93,9 +93,8 @@ class SqliteMemoryStore(JournalsRecalls, HybridSearch[aiosqlite.Connection]):
     SqliteMemoryStore(path) as store:`` (or ``await store.open()`` and ``await
     store.aclose()``). Opening creates the file and migrates its schema; a file from a
     newer recallstore raises :class:`~recallstore.errors.StoreIncompatibleError` and
-    is left untouched. With ``embedder=`` search is hybrid (docs/hybrid-search.md); a
-    file whose vectors another embedder made raises
-    :class:`~recallstore.errors.EmbedderMismatchError`, nothing written.
+    is left untouched. With ``embedder=`` search is hybrid (docs/hybrid-search.md); another
+    embedder than the file's raises :class:`~recallstore.errors.EmbedderMismatchError`.
     """
 
     durable = True
