@@ -164,3 +164,20 @@ async def test_queries_go_through_embed_queries_when_the_embedder_has_it(tmp_pat
         await store.write([MemoryWriteInput(scope={}, content="hired by the clinic")])
         hits = await store.search(MemorySearchQuery(query="zebra"))
         assert [hit.record.content for hit in hits] == ["hired by the clinic"]
+
+
+async def test_broad_searches_widen_past_filtered_out_neighbours(tmp_path: Path) -> None:
+    # More records than the cache's first allocation, most of them filtered out, so the
+    # matrix grows and the nearest candidates are widened until enough pass.
+    path = tmp_path / "memory.db"
+    embedder = ToyEmbedder(dimension=16)
+    async with SqliteMemoryStore(path, embedder=embedder) as store:
+        many = [
+            MemoryWriteInput(scope={}, content=f"clinic job {n}", kind="episode")
+            for n in range(1100)
+        ]
+        await store.write(many)
+        (fact,) = await store.write([MemoryWriteInput(scope={}, content="hired at an office")])
+        hits = await store.search(MemorySearchQuery(query="where does she work", kinds=["fact"]))
+        assert [hit.record.id for hit in hits] == [fact.id]
+        assert len(await store.search(MemorySearchQuery(query="her career", limit=50))) == 50
