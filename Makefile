@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo serve test format check lint typecheck layers manifest bench clean
+.PHONY: demo serve test format check lint typecheck layers manifest bench bench-hybrid clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -74,6 +74,16 @@ manifest: $(VENV)/.installed-dev
 ## bench: the benchmarks documented in docs/benchmarks.md
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/run.py
+
+# An unpinned torch would pull a multi-GB CUDA build; 2.13.0 is the CPU wheel.
+$(VENV)/.installed-bench-hybrid: pyproject.toml | $(VENV)/.installed-dev
+	$(BIN)/python -m pip install --quiet 'torch==2.13.0' -e '.[bench-hybrid]'
+	touch $@
+
+## bench-hybrid: LoCoMo recall and search cost of hybrid search with a real small model
+bench-hybrid: $(VENV)/.installed-bench-hybrid
+	$(BIN)/python benchmarks/hybrid_recall.py
+	$(BIN)/python benchmarks/hybrid_bench.py
 
 clean:
 	rm -rf $(VENV) .venv-langchain .pytest_cache .mypy_cache .ruff_cache build dist

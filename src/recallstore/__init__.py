@@ -15,8 +15,10 @@ from recallstore.backends.registry import describe_store, register_backend
 from recallstore.capability import MemoryCapability, MemoryInstance, memory_prompt
 from recallstore.chain import ChainLink, SupersedeChain, supersede_chain
 from recallstore.context import CallContext, call_context, current_call_context
+from recallstore.embedding import Embedder, QueryEmbedder
 from recallstore.errors import (
     ConfigurationError,
+    EmbedderMismatchError,
     IncompatibleDependencyError,
     MemoryConflictError,
     MemoryNotFoundError,
@@ -99,6 +101,8 @@ __all__ = [
     "CallContext",
     "ChainLink",
     "ConfigurationError",
+    "Embedder",
+    "EmbedderMismatchError",
     "EventBus",
     "InMemoryMemoryStore",
     "IncompatibleDependencyError",
@@ -123,6 +127,7 @@ __all__ = [
     "ObservedMemoryStore",
     "PostgresMemoryStore",
     "Provenance",
+    "QueryEmbedder",
     "Recall",
     "RecallObserver",
     "RecallstoreError",

@@ -5,7 +5,7 @@
 * Runtime outcomes a caller handles: :class:`MemoryNotFoundError`,
   :class:`MemoryConflictError`.
 * Runtime failures of the store itself: :class:`StoreUnavailableError`,
-  :class:`StoreIncompatibleError`.
+  :class:`StoreIncompatibleError`, :class:`EmbedderMismatchError`.
 
 What the *model* sees is never an exception: the toolbox turns model mistakes into
 structured tool results (see ``recallstore.tools``).
@@ -17,6 +17,7 @@ from typing import Any
 
 __all__ = [
     "ConfigurationError",
+    "EmbedderMismatchError",
     "IncompatibleDependencyError",
     "MemoryConflictError",
     "MemoryNotFoundError",
@@ -113,4 +114,23 @@ class StoreIncompatibleError(StoreUnavailableError):
             target,
             f"schema version {found_version} is newer than the supported version "
             f"{supported_version}; upgrade recallstore to open it (the file was not modified)",
+        )
+
+
+class EmbedderMismatchError(StoreUnavailableError):
+    """The store's vectors were made by another embedder than the one it was opened with.
+
+    ``stored`` and ``given`` are ``(name, dimension)``. Nothing was written: open the
+    store with the embedder it records, or switch models with ``recallstore reembed``.
+    """
+
+    def __init__(self, target: str, stored: tuple[str, int], given: tuple[str, int]) -> None:
+        self.stored = stored
+        self.given = given
+        super().__init__(
+            target,
+            f"its vectors were made by embedder {stored[0]!r} (dimension {stored[1]}), "
+            f"not by {given[0]!r} (dimension {given[1]}) that it was opened with; open it "
+            "with the same embedder, or switch with 'recallstore reembed' (the store was "
+            "not modified)",
         )

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from recallstore._query import document_stems
+from recallstore.backends._postgres_vectors import migration as vector_migration
 from recallstore.errors import StoreIncompatibleError
 
 if TYPE_CHECKING:
@@ -243,10 +244,12 @@ def migrations(schema: str) -> list[Sequence[Step]]:
             )""",
             f"SELECT gin_clean_pending_list('{schema}.memory_records_text'::regclass)",
         ],
+        # Hybrid search: vectors beside the records, and the embedder that made them.
+        vector_migration(schema),
     ]
 
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 """The schema version this code writes; a newer database is refused."""
 
 

@@ -18,6 +18,7 @@ import aiosqlite
 
 from recallstore.backends._sqlite_driver import SqliteDriver
 from recallstore.backends._sqlite_journal import JOURNAL_TABLE_STATEMENTS
+from recallstore.backends._sqlite_vectors import MIGRATION as VECTOR_STATEMENTS
 from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import format_timestamp
 from recallstore.store import utc_now
@@ -207,6 +208,8 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             "ON memory_scope (key, value, created_us, record_seq)",
         ),
     ),
+    # Hybrid search: vectors beside the records, and the embedder that made them.
+    (6, VECTOR_STATEMENTS),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]

@@ -53,6 +53,7 @@ __all__ = [
     "listing_rows_now",
     "listing_sql",
     "match_expression",
+    "ranked_rows",
     "ranked_search",
     "scope_token",
 ]
@@ -368,7 +369,19 @@ async def ranked_search(
     now: datetime,
     statistics: FtsStatistics,
 ) -> list[MemoryHit]:
-    """The hits of a keyword ``query`` (not a listing), ranked by ``rank_records``.
+    """The hits of a keyword ``query`` (not a listing), ranked by ``rank_records``."""
+    ranked = await ranked_rows(conn, query, now, statistics)
+    return [MemoryHit(record=record_from_row(row), score=score) for score, row in ranked]
+
+
+async def ranked_rows(
+    conn: aiosqlite.Connection,
+    query: MemorySearchQuery,
+    now: datetime,
+    statistics: FtsStatistics,
+) -> list[tuple[float, tuple[Any, ...]]]:
+    """:func:`ranked_search` as (score, row): hybrid search builds records only for
+    the hits it keeps.
 
     Three hand-offs to the connection's thread at most: the candidates, read as
     (seq, content, recency) only; the feedback words' document frequencies not yet
@@ -386,8 +399,4 @@ async def ranked_search(
     if not ranked:
         return []
     rows = await on_thread(conn, _rows_by_seq_now, [seq for _, seq in ranked])
-    return [MemoryHit(record=record_from_row(rows[seq]), score=score) for score, seq in ranked]
-
-
-def _fetchall_now(db: sqlite3.Connection, sql: str, params: list[Any]) -> list[Any]:
-    return db.execute(sql, params).fetchall()
+    return [(score, rows[seq]) for score, seq in ranked]

@@ -14,15 +14,18 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Final, Self
 
+from recallstore._fusion import FusionMethod
 from recallstore._query import Candidate, CorpusStatistics, QueryTerm, document_stems, rank_records
 from recallstore.backends._forget_extension import ForgetsScopes
+from recallstore.backends._hybrid import HybridSearch
+from recallstore.backends._vectors import Matrix, numpy, top_cosine
 from recallstore.backends.base import (
-    BaseMemoryStore,
     IdempotencyKey,
     RecordChanges,
     StoreDescription,
     idempotency_key_of,
 )
+from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
 from recallstore.store import (
@@ -42,11 +45,14 @@ MEMORY_TARGET: Final = "memory:"
 """The store target (``--db``, ``RECALLSTORE_DB``) of a new in-memory store."""
 
 
-class InMemoryMemoryStore(ForgetsScopes[None], BaseMemoryStore[None]):
-    """A process-local ``MemoryStore``: keyword search, not durable, import, export, forget.
+class InMemoryMemoryStore(ForgetsScopes[None], HybridSearch[None]):
+    """A process-local ``MemoryStore``: keyword or hybrid search, not durable, import,
+    export, forget.
 
     Everything is lost when the process exits. It is usable without ``open()``;
     after ``aclose()`` calls fail until it is opened again, its records intact.
+    With ``embedder=`` its search is hybrid (see docs/hybrid-search.md), as for the
+    durable backends.
     """
 
     durable = False
@@ -54,8 +60,17 @@ class InMemoryMemoryStore(ForgetsScopes[None], BaseMemoryStore[None]):
         {IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION, FORGET_EXTENSION}
     )
 
-    def __init__(self, *, clock: Clock = utc_now, ids: Callable[[], str] = new_record_id) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock = utc_now,
+        ids: Callable[[], str] = new_record_id,
+        embedder: Embedder | None = None,
+        _fusion: tuple[FusionMethod, float] | None = None,
+    ) -> None:
         super().__init__(clock=clock, ids=ids)
+        self._init_hybrid(embedder, _fusion)
+        self._vectors: dict[str, Matrix] = {}
         self._records: dict[str, MemoryRecord] = {}
         # The search index: each record's stems, the records holding each stem, and the
         # store's token total (for the mean length BM25 normalises by).
@@ -119,6 +134,9 @@ class InMemoryMemoryStore(ForgetsScopes[None], BaseMemoryStore[None]):
         return found
 
     async def _insert(self, handle: None, records: Sequence[MemoryRecord]) -> None:
+        vectors = self._vectors_of(records)
+        if vectors is not None:
+            self._vectors.update(zip((record.id for record in records), vectors, strict=True))
         for record in records:
             self._records[record.id] = record
             stems = Counter(document_stems(record.content))
@@ -147,6 +165,7 @@ class InMemoryMemoryStore(ForgetsScopes[None], BaseMemoryStore[None]):
     def _remove(self, id: str) -> None:
         """Drop the record and its postings; nothing when absent."""
         self._records.pop(id, None)
+        self._vectors.pop(id, None)
         stems = self._stems.pop(id, None)
         if stems is not None:
             self._tokens -= stems.total()
@@ -159,15 +178,38 @@ class InMemoryMemoryStore(ForgetsScopes[None], BaseMemoryStore[None]):
     async def _search(
         self, query: MemorySearchQuery, terms: Sequence[str], now: datetime
     ) -> list[MemoryHit]:
+        if self._embedder is None or query.is_listing:
+            return await self._keyword_search(query, now)
+        vector = await self._embed_query(query.query or "")
+        keyword = await self._keyword_search(self._fusion_query(query), now)
+        ranked = [(hit.score or 0.0, hit.record.id) for hit in keyword]
+        known = {hit.record.id: (lambda r=hit.record: r) for hit in keyword}
+        return await self._hybrid_search(query, ranked, known, vector, now)
+
+    async def _nearest(
+        self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
+    ) -> list[tuple[float, str]]:
+        admitted = [
+            record
+            for record in self._records.values()
+            if record.id in self._vectors and _admitted(query, record, now)
+        ]
+        if not admitted:
+            return []
+        matrix = numpy().stack([self._vectors[record.id] for record in admitted])
+        return [(score, admitted[row].id) for score, row in top_cosine(matrix, vector, n)]
+
+    async def _all_records(self, handle: None) -> list[MemoryRecord]:
+        return list(self._records.values())
+
+    async def _replace_vectors(
+        self, handle: None, embedder: Embedder, vectors: dict[str, Matrix]
+    ) -> None:
+        self._vectors = {key: vector for key, vector in vectors.items() if key in self._records}
+
+    async def _keyword_search(self, query: MemorySearchQuery, now: datetime) -> list[MemoryHit]:
         def admitted(record: MemoryRecord) -> bool:
-            return (
-                scope_matches(record.scope, query.scope)
-                and (query.kinds is None or record.kind in query.kinds)
-                and all(tag in record.tags for tag in query.tags or ())
-                and (query.include_invalidated or not record.is_invalidated)
-                and (query.include_expired or not record.is_expired(now))
-                and (query.target_key is None or _target_key(record) == query.target_key)
-            )
+            return _admitted(query, record, now)
 
         if query.is_listing:
             listed = sorted(
@@ -205,6 +247,17 @@ class InMemoryMemoryStore(ForgetsScopes[None], BaseMemoryStore[None]):
         for record in snapshot:
             if scope_matches(record.scope, scope):
                 yield record
+
+
+def _admitted(query: MemorySearchQuery, record: MemoryRecord, now: datetime) -> bool:
+    return (
+        scope_matches(record.scope, query.scope)
+        and (query.kinds is None or record.kind in query.kinds)
+        and all(tag in record.tags for tag in query.tags or ())
+        and (query.include_invalidated or not record.is_invalidated)
+        and (query.include_expired or not record.is_expired(now))
+        and (query.target_key is None or _target_key(record) == query.target_key)
+    )
 
 
 def _target_key(record: MemoryRecord) -> str | None:

@@ -14,9 +14,13 @@ import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Self
 
+from recallstore._fusion import FusionMethod
+from recallstore.backends import _postgres_vectors as vectors
 from recallstore.backends._forget_extension import ForgetsScopes
+from recallstore.backends._hybrid import HybridSearch
 from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._postgres_journal import PRUNE_BATCH, JournalListener, JournalTable
 from recallstore.backends._postgres_schema import SCHEMA_VERSION, index_stems, migrate
@@ -25,13 +29,14 @@ from recallstore.backends._postgres_search import (
     filter_clauses,
     ranked_candidates,
 )
+from recallstore.backends._vectors import Matrix
 from recallstore.backends.base import (
-    BaseMemoryStore,
     IdempotencyKey,
     RecordChanges,
     StoreDescription,
 )
 from recallstore.backends.journal import DEFAULT_JOURNAL, JournalEntry, JournalSettings
+from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError, MissingDependencyError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
 from recallstore.store import (
@@ -74,7 +79,7 @@ def _redact(dsn: str) -> str:
 class PostgresMemoryStore(
     JournalsRecalls,
     ForgetsScopes["AsyncConnection[Any]"],
-    BaseMemoryStore["AsyncConnection[Any]"],
+    HybridSearch["AsyncConnection[Any]"],
 ):
     """A ``MemoryStore`` on PostgreSQL (13+), in its own schema of one database.
 
@@ -96,12 +101,15 @@ class PostgresMemoryStore(
         min_connections: int = 1,
         max_connections: int = 8,
         journal: JournalSettings | None = DEFAULT_JOURNAL,
+        embedder: Embedder | None = None,
+        _fusion: tuple[FusionMethod, float] | None = None,
     ) -> None:
         if not _IDENTIFIER.match(schema):
             raise ConfigurationError(
                 f"schema must be a lower-case SQL identifier (letters, digits, _), got {schema!r}"
             )
         super().__init__(clock=clock, ids=ids, journal=journal)
+        self._init_hybrid(embedder, _fusion)
         self._dsn = dsn
         self._journal_table = JournalTable(schema)
         # A connection of its own that LISTENs for journal appends (tailers only).
@@ -158,6 +166,8 @@ class PostgresMemoryStore(
         try:
             async with pool.connection() as conn:
                 await migrate(conn, self._schema, self._target)
+                if self._embedder is not None:
+                    await vectors.record_embedder(conn, self._schema, self._target, self._embedder)
         except psycopg.Error as exc:
             await pool.close()
             raise StoreUnavailableError(self._target, f"cannot prepare schema: {exc}") from None
@@ -272,6 +282,9 @@ class PostgresMemoryStore(
             values = ", ".join([_VALUES] * len(page))
             params = [value for record in page for value in _row_params(record)]
             await handle.execute(self._insert_sql + values, params)
+        made = self._vectors_of(records)
+        if made is not None:
+            await vectors.insert_vectors(handle, self._schema, records, made)
 
     async def _update(self, handle: AsyncConnection[Any], id: str, changes: RecordChanges) -> None:
         names = sorted(changes)  # field names from the base class, never user text
@@ -327,11 +340,18 @@ class PostgresMemoryStore(
     ) -> list[MemoryHit]:
         """Filter (S7–S9), then rank (``_postgres_search``) or list by recency (S10–S12)."""
         if not query.is_listing:
+            hybrid = self._embedder is not None
+            vector = await self._embed_query(query.query or "") if hybrid else None
+            asked = self._fusion_query(query) if hybrid else query
             async with self._reading() as conn:
                 ranked = await ranked_candidates(
-                    conn, self._schema, _COLUMNS, query, now, self._statistics
+                    conn, self._schema, _COLUMNS, asked, now, self._statistics
                 )
-            return [MemoryHit(record=_record(row), score=score) for score, row in ranked]
+            if vector is None:
+                return [MemoryHit(record=_record(row), score=score) for score, row in ranked]
+            known = {str(row[0]): partial(_record, row) for _, row in ranked}
+            keys = [(score, str(row[0])) for score, row in ranked]
+            return await self._hybrid_search(query, keys, known, vector, now)
         where, params, in_scope = filter_clauses(query, now)
         if in_scope is not None:
             where, params = ["search_text @@ %s::tsquery", *where], [in_scope, *params]
@@ -344,6 +364,17 @@ class PostgresMemoryStore(
             cursor = await conn.execute(sql, [*params, query.limit])
             rows = await cursor.fetchall()
         return [MemoryHit(record=_record(row), score=None) for row in rows]
+
+    async def _replace_vectors(
+        self, handle: AsyncConnection[Any], embedder: Embedder, made: dict[str, Matrix]
+    ) -> None:
+        await vectors.replace_vectors(handle, self._schema, embedder, made)
+
+    async def _nearest(
+        self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
+    ) -> list[tuple[float, str]]:
+        async with self._reading() as conn:
+            return await vectors.nearest_ids(conn, self._schema, query, vector, n, now)
 
     # --- the journal extension's primitives ----------------------------------------------
 

@@ -21,14 +21,18 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Final, Literal, Self
 
 import aiosqlite
 
+from recallstore._fusion import FusionMethod
 from recallstore.backends import _sqlite_journal as journal_table
 from recallstore.backends import _sqlite_schema as schema
+from recallstore.backends import _sqlite_vectors as vectors
 from recallstore.backends._forget_extension import ForgetsScopes
+from recallstore.backends._hybrid import FUSION_DEPTH, HybridSearch, hits_of
 from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._sqlite_commit import GroupCommit
 from recallstore.backends._sqlite_delete import (
@@ -43,6 +47,7 @@ from recallstore.backends._sqlite_rows import (
     COLUMNS,
     RECORD_COLUMNS,
     PendingInsert,
+    execute_many,
     execute_now,
     fetchone_now,
     insert_now,
@@ -55,16 +60,18 @@ from recallstore.backends._sqlite_rows import (
 from recallstore.backends._sqlite_search import (
     FtsStatistics,
     listing_rows_now,
+    ranked_rows,
     ranked_search,
 )
 from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, enable_wal, truncate_wal
+from recallstore.backends._vectors import Matrix
 from recallstore.backends.base import (
-    BaseMemoryStore,
     IdempotencyKey,
     RecordChanges,
     StoreDescription,
 )
 from recallstore.backends.journal import DEFAULT_JOURNAL, JournalEntry, JournalSettings
+from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
 from recallstore.store import (
@@ -87,7 +94,9 @@ _EXPORT_PAGE: Final = 500
 
 
 class SqliteMemoryStore(
-    JournalsRecalls, ForgetsScopes[aiosqlite.Connection], BaseMemoryStore[aiosqlite.Connection]
+    JournalsRecalls,
+    ForgetsScopes[aiosqlite.Connection],
+    HybridSearch[aiosqlite.Connection],
 ):
     """A durable ``MemoryStore`` in one SQLite file; several stores may share the file.
 
@@ -98,7 +107,9 @@ class SqliteMemoryStore(
     and is left untouched. ``sqlite_driver`` picks the SQLite library: ``"auto"`` (a
     current SQLite from the ``sqlite`` extra when installed, else the standard
     library's), ``"stdlib"``, ``"pysqlite3"`` or ``"sqlean"``; None reads
-    ``$RECALLSTORE_SQLITE_DRIVER`` (docs/deletion.md).
+    ``$RECALLSTORE_SQLITE_DRIVER`` (docs/deletion.md). With ``embedder=`` search is
+    hybrid (docs/hybrid-search.md); another embedder than the file's raises
+    :class:`~recallstore.errors.EmbedderMismatchError`.
     """
 
     durable = True
@@ -114,6 +125,8 @@ class SqliteMemoryStore(
         ids: Callable[[], str] = new_record_id,
         journal: JournalSettings | None = DEFAULT_JOURNAL,
         sqlite_driver: str | None = None,
+        embedder: Embedder | None = None,
+        _fusion: tuple[FusionMethod, float] | None = None,
         _tokenizer: Literal["porter", "unicode61"] = schema.DEFAULT_TOKENIZER,
         _synchronous: Literal["FULL", "NORMAL"] = "FULL",
     ) -> None:
@@ -125,6 +138,8 @@ class SqliteMemoryStore(
             raise ValueError(f"unknown synchronous mode {_synchronous!r}")
         super().__init__(clock=clock, ids=ids, journal=journal)
         self._driver: SqliteDriver = choose_sqlite(sqlite_driver)
+        self._init_hybrid(embedder, _fusion)
+        self._vector_cache = vectors.VectorCache()
         # Absolute, so SQLite never reads a name like ":memory:" as a non-durable database.
         self.path = Path(path).expanduser().absolute()
         self._tokenizer = _tokenizer
@@ -215,6 +230,8 @@ class SqliteMemoryStore(
             await on_thread(conn, use_secure_delete)
         if self._journal is not None:
             await journal_table.install_bound(conn, self._journal.max_events)
+        if self._embedder is not None:
+            await vectors.record_embedder(conn, target, self._embedder)
 
     async def _observe_newest(self, conn: aiosqlite.Connection) -> None:
         """Keep our clock ahead of every record in the file (other connections write too)."""
@@ -315,6 +332,9 @@ class SqliteMemoryStore(
 
     async def _insert(self, handle: aiosqlite.Connection, records: Sequence[MemoryRecord]) -> None:
         self._commits.later(insert_now, PendingInsert(records))
+        made = self._vectors_of(records)
+        if made is not None:
+            self._commits.later(execute_many, vectors.vector_statements(records, made))
 
     async def _update(self, handle: aiosqlite.Connection, id: str, changes: RecordChanges) -> None:
         names = sorted(changes)  # field names from the base class, never user text
@@ -366,6 +386,20 @@ class SqliteMemoryStore(
     async def _search(
         self, query: MemorySearchQuery, terms: Sequence[str], now: datetime
     ) -> list[MemoryHit]:
+        if self._embedder is not None and not query.is_listing:
+            vector = await self._embed_query(query.query or "")
+            depth = max(query.limit, FUSION_DEPTH)
+            async with self._reading() as conn:
+                rows = await ranked_rows(conn, self._fusion_query(query), now, self._statistics)
+                near = await on_thread(
+                    conn, vectors.nearest_now, query, vector, depth, now, self._vector_cache
+                )
+                known = {str(row[0]): partial(record_from_row, row) for _, row in rows}
+                fused = self._fuse(query, [(score, str(row[0])) for score, row in rows], near)
+                missing = [key for _, key in fused if key not in known]
+                more = await on_thread(conn, rows_by_id, COLUMNS, missing) if missing else {}
+            known.update((key, partial(record_from_row, row)) for key, row in more.items())
+            return hits_of(fused, known, {})
         async with self._reading() as conn:
             if not query.is_listing:
                 return await ranked_search(conn, query, now, self._statistics)
@@ -399,6 +433,23 @@ class SqliteMemoryStore(
                 return
             last = rows[-1]
             after = (last[COLUMN_NAMES.index("created_at")], last[0])
+
+    async def _all_records(self, handle: aiosqlite.Connection) -> list[MemoryRecord]:
+        rows = await self._commits.now(handle, vectors.all_rows)
+        return [record_from_row(row) for row in rows]
+
+    async def _replace_vectors(
+        self, handle: aiosqlite.Connection, embedder: Embedder, made: dict[str, Matrix]
+    ) -> None:
+        self._commits.later(vectors.replace_now, embedder.name, embedder.dimension, made)
+
+    async def _nearest(
+        self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
+    ) -> list[tuple[float, str]]:
+        async with self._reading() as conn:
+            return await on_thread(
+                conn, vectors.nearest_now, query, vector, n, now, self._vector_cache
+            )
 
     # --- the journal extension's primitives ----------------------------------------------
 

@@ -16,6 +16,7 @@ from recallstore.cli import (
     _manifest,
     _mcp,
     _records,
+    _reembed,
     _serve,
     _transfer,
 )
@@ -153,6 +154,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     import_.add_argument("--progress", action="store_true", help="draw a progress bar on stderr")
     import_.set_defaults(handler=_transfer.run_import)
+
+    reembed = commands.add_parser(
+        "reembed",
+        parents=[db],
+        help="embed every record with another model, for hybrid search (one transaction)",
+    )
+    reembed.add_argument(
+        "--embedder",
+        required=True,
+        metavar="MODULE:FACTORY",
+        help="what builds the new embedder: FACTORY() in MODULE, e.g. myapp.models:embedder",
+    )
+    reembed.add_argument(
+        "--batch-size", type=int, default=256, help="texts per embedder call (default 256)"
+    )
+    reembed.add_argument(
+        "--progress", action="store_true", help="draw a progress bar even when not on a terminal"
+    )
+    reembed.set_defaults(handler=_reembed.run_reembed)
 
     events = commands.add_parser("events", help="the event catalogue and the event journal")
     event_commands = events.add_subparsers(dest="events_command", metavar="COMMAND")

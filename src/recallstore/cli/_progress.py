@@ -33,9 +33,11 @@ class ProgressBar:
         """Draw when ``--progress`` was given or stderr is a terminal."""
         return forced or sys.stderr.isatty()
 
-    def update(self, done: int) -> None:
-        """Record progress; redraw when enough time has passed."""
+    def update(self, done: int, total: int | None = None) -> None:
+        """Record progress (and the total, once known); redraw when enough time has passed."""
         self._done = done
+        if total is not None:
+            self._total = total
         now = time.monotonic()
         if self._enabled and now - self._last_draw >= 0.1:
             self._last_draw = now

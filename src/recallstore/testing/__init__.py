@@ -48,6 +48,7 @@ pytest.register_assert_rewrite(
             "filters",
             "forget",
             "hostile",
+            "hybrid",
             "invalidate",
             "keys",
             "lifecycle",
@@ -77,9 +78,11 @@ from recallstore.testing.capabilities import (  # noqa: E402
 from recallstore.testing.clock import ClockConformance  # noqa: E402
 from recallstore.testing.concurrency import ConcurrencyConformance  # noqa: E402
 from recallstore.testing.differential import DifferentialConformance  # noqa: E402
+from recallstore.testing.embedder import ToyEmbedder  # noqa: E402
 from recallstore.testing.filters import FilterConformance  # noqa: E402
 from recallstore.testing.forget import ForgetConformance  # noqa: E402
 from recallstore.testing.hostile import HOSTILE_QUERIES, HostileQueryConformance  # noqa: E402
+from recallstore.testing.hybrid import HybridSearchConformance  # noqa: E402
 from recallstore.testing.invalidate import InvalidateConformance  # noqa: E402
 from recallstore.testing.keys import KeyConformance  # noqa: E402
 from recallstore.testing.lifecycle import (  # noqa: E402
@@ -112,6 +115,7 @@ __all__ = [
     "FilterConformance",
     "ForgetConformance",
     "HostileQueryConformance",
+    "HybridSearchConformance",
     "InvalidateConformance",
     "KeyConformance",
     "KeywordSearchConformance",
@@ -124,6 +128,7 @@ __all__ = [
     "StoreFactory",
     "StoreHarness",
     "SupersedeConformance",
+    "ToyEmbedder",
     "TransferConformance",
     "ValidationConformance",
     "WriteConformance",
@@ -143,6 +148,7 @@ class MemoryStoreConformance(
     KeywordSearchConformance,
     LimitConformance,
     HostileQueryConformance,
+    HybridSearchConformance,
     ValidationConformance,
     CapabilitiesConformance,
     DurabilityConformance,

@@ -1,0 +1,72 @@
+"""The cost of hybrid search beside keyword search on the same records (SQLite).
+
+Builds ``--records`` synthetic memories (search_bench's corpus and scopes) twice from
+the same seed: a keyword-only store, and a store with an embedder. The embedder here
+is the kit's ToyEmbedder at 384 dimensions (all-MiniLM-L6-v2's size): what a search
+costs once the query's vector exists does not depend on the model, and embedding 100k
+records with a real model would take the benchmark an hour. Every query's vector is
+made before the timing (a cached embedder), so the figures exclude the query's
+embedding; benchmarks/hybrid_recall.py reports that time for the real model.
+
+    .venv/bin/python benchmarks/hybrid_bench.py [--records 100000] [--queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+from _minilm import CachedEmbedder
+from search_bench import TENANTS, build, make_queries, summary, timed
+from store_bench import Corpus
+
+from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.testing import ToyEmbedder
+
+
+async def run(records: int, count: int) -> None:
+    users = max(records // 100, 1)
+    print(f"{records:,} records, {users:,} users in {TENANTS} tenants; {count} queries each")
+    embedder = CachedEmbedder(ToyEmbedder(dimension=384))
+    with tempfile.TemporaryDirectory(prefix="recallstore-hybrid-") as tmp:
+        keyword = SqliteMemoryStore(Path(tmp) / "keyword.db", journal=None)
+        hybrid = SqliteMemoryStore(Path(tmp) / "hybrid.db", journal=None, embedder=embedder)
+        results: dict[str, dict[str, float]] = {}
+        for name, store in (("keyword", keyword), ("hybrid", hybrid)):
+            async with store:
+                seconds = await build(store, Corpus(users), records, users)
+                print(f"{name}: built in {seconds:.1f} s")
+                warm = make_queries(users, count, seed=1)
+                timed_queries = make_queries(users, count, seed=2)
+                for queries in (*warm.values(), *timed_queries.values()):
+                    for query in queries:
+                        await embedder.embed([query.query or ""])  # vectors made up front
+                for queries in warm.values():
+                    for query in queries:
+                        await store.search(query)
+                for kind, queries in timed_queries.items():
+                    if "listing" in kind:
+                        continue
+                    calls = [lambda q=query, s=store: s.search(q) for query in queries]
+                    durations = await timed(calls)
+                    results.setdefault(kind, {})[name] = summary(durations)[0]
+    print(f"{'search':24s} {'keyword p50 ms':>15s} {'hybrid p50 ms':>15s} {'hybrid/keyword':>15s}")
+    for kind, figures in results.items():
+        ratio = figures["hybrid"] / figures["keyword"]
+        print(f"{kind:24s} {figures['keyword']:15.2f} {figures['hybrid']:15.2f} {ratio:15.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args(argv)
+    asyncio.run(run(args.records, args.queries))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

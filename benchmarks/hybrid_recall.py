@@ -1,0 +1,73 @@
+"""LoCoMo recall@10 of hybrid search with a real small model, through the public API.
+
+The same memories and questions as benchmarks/locomo_recall.py (categories 1-4),
+through ``SqliteMemoryStore(..., embedder=...).search``, for keyword search alone and
+each fusion tried (``recallstore._fusion``: the method and the cosine's weight); the
+embedder is all-MiniLM-L6-v2 (benchmarks/_minilm.py, each text embedded once across
+the trials). The time the model takes to embed one question is reported apart.
+
+    make bench-hybrid      # or: .venv/bin/python benchmarks/hybrid_recall.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _minilm import CachedEmbedder, MiniLmEmbedder
+from locomo_recall import DEFAULT_DATA, load_locomo, measure
+
+from recallstore._fusion import VECTOR_WEIGHT, FusionMethod
+from recallstore.backends.sqlite import SqliteMemoryStore
+
+TRIALS: list[tuple[FusionMethod, float] | None] = [
+    None,
+    ("zscore", VECTOR_WEIGHT),
+    *[("zscore", weight) for weight in (0.25, 0.45, 1.0)],
+    *[("score", weight) for weight in (0.3, 0.5)],
+    *[("minmax", weight) for weight in (0.3, 0.5)],
+    *[("rrf", weight) for weight in (0.3, 0.5)],
+]
+
+
+async def run(data: Path, quick: bool) -> None:
+    inputs, questions, _ = load_locomo(data)
+    model = MiniLmEmbedder()
+    started = time.perf_counter()
+    for question in questions[:50]:
+        await model.embed([question.text])
+    per_query = 1000 * (time.perf_counter() - started) / 50
+    print(f"all-MiniLM-L6-v2: {per_query:.1f} ms to embed one question (CPU, batch of one)")
+    embedder = CachedEmbedder(model)
+    trials = TRIALS[:2] if quick else list(dict.fromkeys(TRIALS))
+    for fusion in trials:
+        with tempfile.TemporaryDirectory(prefix="recallstore-hybrid-") as tmp:
+            store = SqliteMemoryStore(
+                Path(tmp) / "memory.db",
+                embedder=None if fusion is None else embedder,
+                _fusion=fusion,
+            )
+            name = "keyword" if fusion is None else f"{fusion[0]} w={fusion[1]}"
+            result = await measure(name, store, inputs, questions, 10)
+        by_category = " ".join(f"{c}:{result.recall({c}):.3f}" for c in (1, 2, 3, 4))
+        print(f"{name:14s} recall@10 (1-4) {result.recall({1, 2, 3, 4}):.3f}   {by_category}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--quick", action="store_true", help="keyword and the default only")
+    args = parser.parse_args(argv)
+    if not args.data.is_file():
+        print(f"skipped: LoCoMo data not found at {args.data}")
+        return 0
+    asyncio.run(run(args.data, args.quick))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
