@@ -181,3 +181,38 @@ async def test_broad_searches_widen_past_filtered_out_neighbours(tmp_path: Path)
         hits = await store.search(MemorySearchQuery(query="where does she work", kinds=["fact"]))
         assert [hit.record.id for hit in hits] == [fact.id]
         assert len(await store.search(MemorySearchQuery(query="her career", limit=50))) == 50
+
+
+async def test_a_hybrid_store_journals_its_searches_as_hybrid(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    async with SqliteMemoryStore(path, embedder=ToyEmbedder()) as store:
+        await store.write([MemoryWriteInput(scope={}, content="started a job at the clinic")])
+        await store.search(MemorySearchQuery(query="clinic"))
+    async with SqliteMemoryStore(path) as plain:
+        await plain.search(MemorySearchQuery(query="clinic"))
+    async with SqliteMemoryStore(path) as reader:  # closing flushed the buffered events
+        entries = await reader.read_journal()
+    modes = [e.envelope["data"]["mode"] for e in entries if e.type == "agent.memory.search"]
+    assert modes == ["hybrid", "keyword"]
+
+
+@pytest.mark.parametrize("scope", [{}, {"user": "u1"}], ids=["unscoped", "scoped"])
+async def test_a_reused_seq_never_inherits_a_deleted_records_vector(
+    tmp_path: Path, scope: dict[str, str]
+) -> None:
+    path = tmp_path / "memory.db"
+    async with SqliteMemoryStore(path, embedder=ToyEmbedder()) as hybrid:
+        await hybrid.write([MemoryWriteInput(scope={"user": "u1"}, content="adopted a puppy")])
+        (newest,) = await hybrid.write(
+            [MemoryWriteInput(scope={"user": "u1"}, content="hired by the clinic")]
+        )
+        query = MemorySearchQuery(scope=scope, query="career")
+        assert [h.record.id for h in await hybrid.search(query)] == [newest.id]
+        await hybrid.delete(newest.id)
+        # Another opener without an embedder takes the deleted record's seq.
+        async with SqliteMemoryStore(path) as plain:
+            (unembedded,) = await plain.write(
+                [MemoryWriteInput(scope={"user": "u1"}, content="bought new shoes")]
+            )
+        found = [h.record.id for h in await hybrid.search(query)]
+        assert unembedded.id not in found

@@ -29,8 +29,8 @@ from recallstore.records import (
     MemoryHit,
     MemoryRecord,
     MemorySearchQuery,
-    MemoryStoreCapabilities,
     MemoryWriteInput,
+    SearchMode,
 )
 
 __all__ = ["FUSION_DEPTH", "HybridSearch", "hits_of"]
@@ -64,12 +64,9 @@ class HybridSearch(BaseMemoryStore[Handle]):
         """The embedder this store was opened with, or None (keyword search)."""
         return self._embedder
 
-    def capabilities(self) -> MemoryStoreCapabilities:
-        """As declared, with ``search="hybrid"`` when the store has an embedder."""
-        declared = super().capabilities()
-        if self._embedder is None:
-            return declared
-        return declared.model_copy(update={"search": "hybrid"})
+    def _searching_by(self) -> SearchMode:
+        """``"hybrid"`` when the store has an embedder, else as declared."""
+        return "hybrid" if self._embedder is not None else self.search_mode
 
     async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
         """As ``BaseMemoryStore.write``; with an embedder, the batch's contents are

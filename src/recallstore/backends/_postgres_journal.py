@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -21,7 +22,7 @@ from recallstore.errors import StoreUnavailableError
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["PRUNE_BATCH", "JournalListener", "JournalTable"]
+__all__ = ["PRUNE_BATCH", "JournalListener", "JournalTable", "PostgresJournalPrimitives"]
 
 PRUNE_BATCH: Final = 500
 """Rows one age-prune transaction deletes at most."""
@@ -130,3 +131,44 @@ class JournalListener:
         conn, self._conn = self._conn, None
         if conn is not None:
             await conn.close()
+
+
+class PostgresJournalPrimitives:
+    """The journal extension's primitives on Postgres, mixed into ``PostgresMemoryStore``."""
+
+    if TYPE_CHECKING:
+        _journal_table: JournalTable
+        _listener: JournalListener
+
+        def _check_open(self) -> None: ...
+        def _reading(self) -> AbstractAsyncContextManager[AsyncConnection[Any]]: ...
+        def _writing(self) -> AbstractAsyncContextManager[AsyncConnection[Any]]: ...
+
+    async def _append_journal(
+        self, handle: AsyncConnection[Any], rows: Sequence[Mapping[str, Any]], max_events: int
+    ) -> None:
+        await self._journal_table.append(handle, rows, max_events)
+
+    async def _read_journal(self, after: int, limit: int) -> list[JournalEntry]:
+        async with self._reading() as conn:
+            return await self._journal_table.read(conn, after, limit)
+
+    async def _journal_bounds(self) -> tuple[int | None, int]:
+        async with self._reading() as conn:
+            return await self._journal_table.bounds(conn)
+
+    async def _prune_journal(self, older_than: datetime) -> None:
+        while True:
+            async with self._writing() as conn:
+                pruned = await self._journal_table.prune_before(conn, older_than)
+            if pruned < PRUNE_BATCH:
+                return
+
+    async def _journal_version(self) -> object:
+        self._check_open()
+        await self._listener.connect()
+        return 0
+
+    async def _wait_journal(self, version: object) -> None:
+        self._check_open()
+        await self._listener.wait()

@@ -14,15 +14,24 @@ import asyncio
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
 import aiosqlite
 
 from recallstore.backends._sqlite_rows import fetchone, run
 from recallstore.backends.journal import JournalEntry
+from recallstore.records import format_timestamp
+
+if TYPE_CHECKING:
+    from recallstore.backends._sqlite_commit import GroupCommit
+    from recallstore.backends._sqlite_driver import SqliteDriver
 
 __all__ = [
     "JOURNAL_TABLE_STATEMENTS",
+    "SqliteJournalPrimitives",
     "append_rows",
     "install_bound",
     "journal_bounds",
@@ -121,3 +130,50 @@ async def wait_for_change(conn: aiosqlite.Connection, version: int) -> None:
         await asyncio.sleep(_POLL_SECONDS)
         if await data_version(conn) != version:
             return
+
+
+class SqliteJournalPrimitives:
+    """The journal extension's primitives on SQLite, mixed into ``SqliteMemoryStore``."""
+
+    if TYPE_CHECKING:
+        path: Path
+        _commits: GroupCommit
+        _driver: SqliteDriver
+        _watch: aiosqlite.Connection | None
+
+        def _check_open(self) -> None: ...
+        def _reading(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
+        def _writing(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
+
+    async def _append_journal(
+        self, handle: aiosqlite.Connection, rows: Sequence[Mapping[str, Any]], max_events: int
+    ) -> None:
+        self._commits.later(append_rows, rows)
+
+    async def _read_journal(self, after: int, limit: int) -> list[JournalEntry]:
+        async with self._reading() as conn:
+            return await read_entries(conn, after, limit)
+
+    async def _journal_bounds(self) -> tuple[int | None, int]:
+        async with self._reading() as conn:
+            return await journal_bounds(conn)
+
+    async def _prune_journal(self, older_than: datetime) -> None:
+        cutoff = format_timestamp(older_than)
+        while True:
+            async with self._writing() as conn:
+                pruned = await self._commits.now(conn, prune_before, cutoff)
+            if pruned < PRUNE_BATCH:
+                return
+
+    async def _journal_version(self) -> object:
+        return await data_version(await self._watcher())
+
+    async def _wait_journal(self, version: object) -> None:
+        await wait_for_change(await self._watcher(), int(str(version)))
+
+    async def _watcher(self) -> aiosqlite.Connection:
+        self._check_open()
+        if self._watch is None:
+            self._watch = await self._driver.connect(self.path, isolation_level=None)
+        return self._watch

@@ -195,6 +195,15 @@ class VectorCache:
             self._matrix[row] = vector
 
 
+# Only records with a vector row: the cache is keyed by seq, and a record written
+# without an embedder may take the seq of a deleted one whose vector the cache still
+# holds. CROSS JOIN keeps the records first (then each vector by its unique key).
+_WITH_VECTOR: Final = (
+    "SELECT r.seq, r.id FROM memory_records AS r "
+    "CROSS JOIN memory_vectors AS v ON v.record_seq = r.seq"
+)
+
+
 def _filters(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[Any]]:
     where: list[str] = []
     params: list[Any] = []
@@ -217,9 +226,7 @@ def _ids_by_seq(
     for start in range(0, len(seqs), 500):
         page = list(seqs[start : start + 500])
         condition = " AND ".join([f"r.seq IN ({', '.join('?' * len(page))})", *where])
-        rows = db.execute(
-            f"SELECT r.seq, r.id FROM memory_records AS r WHERE {condition}", [*page, *params]
-        ).fetchall()
+        rows = db.execute(f"{_WITH_VECTOR} WHERE {condition}", [*page, *params]).fetchall()
         found.update((int(row[0]), str(row[1])) for row in rows)
     return found
 
@@ -254,8 +261,7 @@ def nearest_now(
         driver = pairs[min(range(len(pairs)), key=counts.__getitem__)]
         where, params = _filters(query, now)
         rows = db.execute(
-            f"SELECT r.seq, r.id FROM memory_records AS r "
-            f"WHERE r.seq IN ({_LOOKUP['scope']}) AND {' AND '.join(where)}",
+            f"{_WITH_VECTOR} WHERE r.seq IN ({_LOOKUP['scope']}) AND {' AND '.join(where)}",
             [*driver, *params],
         ).fetchall()
         positions, ids = [], []

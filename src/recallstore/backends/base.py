@@ -178,13 +178,17 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
         """How this store presents itself (override to give its location and file)."""
         return StoreDescription(label=type(self).__name__, target=type(self).__name__)
 
+    def _searching_by(self) -> SearchMode:
+        """This store's search mode now: the declared one unless a subclass knows better."""
+        return self.search_mode
+
     def capabilities(self) -> MemoryStoreCapabilities:
         """The declared search mode, durability, single opener and extensions."""
         extensions = self.extensions
         if self._journal is not None:
             extensions = extensions | {JOURNAL_EXTENSION}
         return MemoryStoreCapabilities(
-            search=self.search_mode,
+            search=self._searching_by(),
             durable=self.durable,
             single_opener=self.single_opener,
             extensions=extensions,
@@ -296,7 +300,7 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
         started = time.perf_counter()
         terms = [] if query.is_listing else query_terms(query.query or "")
         matches_nothing = (query.limit == 0 or (query.kinds is not None and not query.kinds)) or (
-            not query.is_listing and not terms and self.search_mode == "keyword"
+            not query.is_listing and not terms and self._searching_by() == "keyword"
         )
         hits = [] if matches_nothing else await self._search(query, terms, self._now())
         if self._journal is not None and self._journal_buffer is not None:
@@ -304,7 +308,7 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
                 query,
                 hits,
                 time.perf_counter() - started,
-                mode=self.search_mode,
+                mode=self._searching_by(),
                 include_query_text=self._journal.include_query_text,
             )
             self._journal_buffer.add(envelope(SEARCH_TYPE, query.scope, data, self._now()))

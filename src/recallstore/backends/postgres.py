@@ -22,7 +22,11 @@ from recallstore.backends import _postgres_vectors as vectors
 from recallstore.backends._forget_extension import ForgetsScopes
 from recallstore.backends._hybrid import HybridSearch
 from recallstore.backends._journal_extension import JournalsRecalls
-from recallstore.backends._postgres_journal import PRUNE_BATCH, JournalListener, JournalTable
+from recallstore.backends._postgres_journal import (
+    JournalListener,
+    JournalTable,
+    PostgresJournalPrimitives,
+)
 from recallstore.backends._postgres_schema import SCHEMA_VERSION, index_stems, migrate
 from recallstore.backends._postgres_search import (
     PostgresStatistics,
@@ -35,7 +39,7 @@ from recallstore.backends.base import (
     RecordChanges,
     StoreDescription,
 )
-from recallstore.backends.journal import DEFAULT_JOURNAL, JournalEntry, JournalSettings
+from recallstore.backends.journal import DEFAULT_JOURNAL, JournalSettings
 from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError, MissingDependencyError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
@@ -77,6 +81,7 @@ def _redact(dsn: str) -> str:
 
 
 class PostgresMemoryStore(
+    PostgresJournalPrimitives,
     JournalsRecalls,
     ForgetsScopes["AsyncConnection[Any]"],
     HybridSearch["AsyncConnection[Any]"],
@@ -375,37 +380,6 @@ class PostgresMemoryStore(
     ) -> list[tuple[float, str]]:
         async with self._reading() as conn:
             return await vectors.nearest_ids(conn, self._schema, query, vector, n, now)
-
-    # --- the journal extension's primitives ----------------------------------------------
-
-    async def _append_journal(
-        self, handle: AsyncConnection[Any], rows: Sequence[Mapping[str, Any]], max_events: int
-    ) -> None:
-        await self._journal_table.append(handle, rows, max_events)
-
-    async def _read_journal(self, after: int, limit: int) -> list[JournalEntry]:
-        async with self._reading() as conn:
-            return await self._journal_table.read(conn, after, limit)
-
-    async def _journal_bounds(self) -> tuple[int | None, int]:
-        async with self._reading() as conn:
-            return await self._journal_table.bounds(conn)
-
-    async def _prune_journal(self, older_than: datetime) -> None:
-        while True:
-            async with self._writing() as conn:
-                pruned = await self._journal_table.prune_before(conn, older_than)
-            if pruned < PRUNE_BATCH:
-                return
-
-    async def _journal_version(self) -> object:
-        self._check_open()
-        await self._listener.connect()
-        return 0
-
-    async def _wait_journal(self, version: object) -> None:
-        self._check_open()
-        await self._listener.wait()
 
 
 def _row_params(record: MemoryRecord) -> tuple[Any, ...]:

@@ -42,6 +42,7 @@ from recallstore.backends._sqlite_delete import (
     use_secure_delete,
 )
 from recallstore.backends._sqlite_driver import SqliteDriver, choose_sqlite
+from recallstore.backends._sqlite_journal import SqliteJournalPrimitives
 from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
     COLUMNS,
@@ -70,7 +71,7 @@ from recallstore.backends.base import (
     RecordChanges,
     StoreDescription,
 )
-from recallstore.backends.journal import DEFAULT_JOURNAL, JournalEntry, JournalSettings
+from recallstore.backends.journal import DEFAULT_JOURNAL, JournalSettings
 from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
@@ -94,6 +95,7 @@ _EXPORT_PAGE: Final = 500
 
 
 class SqliteMemoryStore(
+    SqliteJournalPrimitives,
     JournalsRecalls,
     ForgetsScopes[aiosqlite.Connection],
     HybridSearch[aiosqlite.Connection],
@@ -450,38 +452,3 @@ class SqliteMemoryStore(
             return await on_thread(
                 conn, vectors.nearest_now, query, vector, n, now, self._vector_cache
             )
-
-    # --- the journal extension's primitives ----------------------------------------------
-
-    async def _append_journal(
-        self, handle: aiosqlite.Connection, rows: Sequence[Mapping[str, Any]], max_events: int
-    ) -> None:
-        self._commits.later(journal_table.append_rows, rows)
-
-    async def _read_journal(self, after: int, limit: int) -> list[JournalEntry]:
-        async with self._reading() as conn:
-            return await journal_table.read_entries(conn, after, limit)
-
-    async def _journal_bounds(self) -> tuple[int | None, int]:
-        async with self._reading() as conn:
-            return await journal_table.journal_bounds(conn)
-
-    async def _prune_journal(self, older_than: datetime) -> None:
-        cutoff = format_timestamp(older_than)
-        while True:
-            async with self._writing() as conn:
-                pruned = await self._commits.now(conn, journal_table.prune_before, cutoff)
-            if pruned < journal_table.PRUNE_BATCH:
-                return
-
-    async def _journal_version(self) -> object:
-        return await journal_table.data_version(await self._watcher())
-
-    async def _wait_journal(self, version: object) -> None:
-        await journal_table.wait_for_change(await self._watcher(), int(str(version)))
-
-    async def _watcher(self) -> aiosqlite.Connection:
-        self._check_open()
-        if self._watch is None:
-            self._watch = await self._driver.connect(self.path, isolation_level=None)
-        return self._watch
