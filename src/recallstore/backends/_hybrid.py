@@ -16,7 +16,8 @@ The backend supplies one primitive, :meth:`_nearest`.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from datetime import datetime
 from typing import TypeVar
@@ -71,25 +72,25 @@ class HybridSearch(BaseMemoryStore[Handle]):
     async def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
         """As ``BaseMemoryStore.write``; with an embedder, the batch's contents are
         embedded first (one call) and stored with the records in their transaction."""
-        if self._embedder is None or not inputs:
+        async with self._embedding([inp.content for inp in inputs]):
             return await super().write(inputs)
-        self._check_open()
-        pending = await self._embed_pending([inp.content for inp in inputs])
-        token = _PENDING.set(pending)
-        try:
-            return await super().write(inputs)
-        finally:
-            _PENDING.reset(token)
 
     async def import_records(self, records: Sequence[MemoryRecord]) -> int:
         """As ``BaseMemoryStore.import_records``, embedding the batch first."""
-        if self._embedder is None or not records:
+        async with self._embedding([record.content for record in records]):
             return await super().import_records(records)
+
+    @asynccontextmanager
+    async def _embedding(self, contents: Sequence[str]) -> AsyncIterator[None]:
+        """The vectors of ``contents`` ready for ``_vectors_of`` while the body runs
+        (nothing to do without an embedder or contents)."""
+        if self._embedder is None or not contents:
+            yield
+            return
         self._check_open()
-        pending = await self._embed_pending([record.content for record in records])
-        token = _PENDING.set(pending)
+        token = _PENDING.set(await self._embed_pending(contents))
         try:
-            return await super().import_records(records)
+            yield
         finally:
             _PENDING.reset(token)
 

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import aiosqlite
 
-from recallstore.backends._sqlite_rows import RECORD_COLUMNS, fetchone
+from recallstore.backends._sqlite_rows import RECORD_COLUMNS, fetchone, on_thread, record_from_row
 from recallstore.backends._sqlite_search import _CHECK, _LOOKUP, _record_conditions
 from recallstore.backends._vectors import Matrix, from_blobs, numpy, to_blob, top_cosine
 from recallstore.embedding import Embedder
@@ -34,9 +35,13 @@ from recallstore.errors import EmbedderMismatchError
 from recallstore.records import MemoryRecord, MemorySearchQuery, format_timestamp
 from recallstore.store import utc_now
 
+if TYPE_CHECKING:
+    from recallstore.backends._sqlite_commit import GroupCommit
+
 __all__ = [
     "MIGRATION",
     "SCAN_SCOPE",
+    "SqliteVectorPrimitives",
     "VectorCache",
     "all_rows",
     "nearest_now",
@@ -280,3 +285,28 @@ def nearest_now(
         if len(found) >= n or wanted >= len(matrix):
             return found[:n]
         wanted *= 4
+
+
+class SqliteVectorPrimitives:
+    """Hybrid search's primitives on SQLite, mixed into ``SqliteMemoryStore``."""
+
+    if TYPE_CHECKING:
+        _commits: GroupCommit
+        _vector_cache: VectorCache
+
+        def _reading(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
+
+    async def _all_records(self, handle: aiosqlite.Connection) -> list[MemoryRecord]:
+        rows = await self._commits.now(handle, all_rows)
+        return [record_from_row(row) for row in rows]
+
+    async def _replace_vectors(
+        self, handle: aiosqlite.Connection, embedder: Embedder, made: dict[str, Matrix]
+    ) -> None:
+        self._commits.later(replace_now, embedder.name, embedder.dimension, made)
+
+    async def _nearest(
+        self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
+    ) -> list[tuple[float, str]]:
+        async with self._reading() as conn:
+            return await on_thread(conn, nearest_now, query, vector, n, now, self._vector_cache)

@@ -1,10 +1,9 @@
 """``BaseMemoryStore``: the store rules every backend shares, over a few storage primitives.
 
-A backend subclasses :class:`BaseMemoryStore` and implements storage only: opening
-and closing, a read handle and a write transaction, fetching records by id,
-inserting, updating the invalidation fields, deleting, searching and (for the
-``"export"`` extension) streaming records. The base class owns what the protocol
-says about those operations, once for every backend:
+A backend subclasses :class:`BaseMemoryStore` and implements storage only (open, close,
+read handle, write transaction, fetch by id, insert, update the invalidation fields,
+delete, search, and streaming records for ``"export"``). The base class owns what the
+protocol says about those operations, once for every backend (docs/backends.md):
 
 * the open check (:class:`~recallstore.errors.StoreUnavailableError` on a closed store);
 * ``write([])`` → ``[]``; the reason check of ``invalidate``; ids no store can hold;
@@ -15,8 +14,6 @@ says about those operations, once for every backend:
 * the monotonic clock and the id source (``clock=``, ``ids=``);
 * ``capabilities()``, built from the class attributes ``search_mode``, ``durable``,
   ``single_opener`` and ``extensions``; ``import_records`` on top of the same primitives.
-
-See docs/backends.md for a walk-through.
 """
 
 from __future__ import annotations
@@ -184,14 +181,12 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
 
     def capabilities(self) -> MemoryStoreCapabilities:
         """The declared search mode, durability, single opener and extensions."""
-        extensions = self.extensions
-        if self._journal is not None:
-            extensions = extensions | {JOURNAL_EXTENSION}
+        journal = {JOURNAL_EXTENSION} if self._journal is not None else set()
         return MemoryStoreCapabilities(
             search=self._searching_by(),
             durable=self.durable,
             single_opener=self.single_opener,
-            extensions=extensions,
+            extensions=self.extensions | journal,
         )
 
     # --- the protocol, on top of the primitives ---------------------------------------

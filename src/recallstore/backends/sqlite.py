@@ -65,7 +65,6 @@ from recallstore.backends._sqlite_search import (
     ranked_search,
 )
 from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, enable_wal, truncate_wal
-from recallstore.backends._vectors import Matrix
 from recallstore.backends.base import (
     IdempotencyKey,
     RecordChanges,
@@ -96,6 +95,7 @@ _EXPORT_PAGE: Final = 500
 
 class SqliteMemoryStore(
     SqliteJournalPrimitives,
+    vectors.SqliteVectorPrimitives,
     JournalsRecalls,
     ForgetsScopes[aiosqlite.Connection],
     HybridSearch[aiosqlite.Connection],
@@ -435,20 +435,3 @@ class SqliteMemoryStore(
                 return
             last = rows[-1]
             after = (last[COLUMN_NAMES.index("created_at")], last[0])
-
-    async def _all_records(self, handle: aiosqlite.Connection) -> list[MemoryRecord]:
-        rows = await self._commits.now(handle, vectors.all_rows)
-        return [record_from_row(row) for row in rows]
-
-    async def _replace_vectors(
-        self, handle: aiosqlite.Connection, embedder: Embedder, made: dict[str, Matrix]
-    ) -> None:
-        self._commits.later(vectors.replace_now, embedder.name, embedder.dimension, made)
-
-    async def _nearest(
-        self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
-    ) -> list[tuple[float, str]]:
-        async with self._reading() as conn:
-            return await on_thread(
-                conn, vectors.nearest_now, query, vector, n, now, self._vector_cache
-            )
