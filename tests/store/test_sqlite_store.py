@@ -3,11 +3,11 @@
 import random
 import sqlite3
 from collections.abc import AsyncIterator
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
 import pytest
 
 from recallstore import (
@@ -21,7 +21,7 @@ from recallstore import (
 )
 from recallstore.backends import _sqlite_search as sqlite_search
 from recallstore.backends._sqlite_search import (
-    choose_driver,
+    choose_driver_now,
     filters_of,
     listing_sql,
 )
@@ -255,11 +255,10 @@ async def test_calls_on_an_unopened_or_closed_store_fail_clearly(tmp_path: Path)
 async def _plan(db: Path, query: MemorySearchQuery) -> tuple[str, int | None]:
     """The query plan the store would use for listing ``query`` on ``db``, and its driver."""
     filters = filters_of(query)
-    async with aiosqlite.connect(db) as conn:
-        driver = await choose_driver(conn, filters)
+    with closing(sqlite3.connect(db)) as conn:
+        driver = choose_driver_now(conn, filters)
         sql, params = listing_sql(query, datetime.now(UTC), filters, driver)
-        async with conn.execute(f"EXPLAIN QUERY PLAN {sql}", params) as cursor:
-            rows = await cursor.fetchall()
+        rows = conn.execute(f"EXPLAIN QUERY PLAN {sql}", params).fetchall()
     return "\n".join(str(row[3]) for row in rows), driver
 
 

@@ -46,7 +46,6 @@ __all__ = [
     "DRIVER_CAP",
     "FtsStatistics",
     "candidates_sql",
-    "choose_driver",
     "choose_driver_now",
     "filters_of",
     "fts5_totals",
@@ -150,11 +149,6 @@ def choose_driver_now(db: sqlite3.Connection, filters: list[Filter]) -> int | No
     if tag is None or counts[tag] >= DRIVER_CAP:
         return pair
     return tag if pair is None or counts[tag] * _SORTED_DRIVER_PENALTY < counts[pair] else pair
-
-
-async def choose_driver(conn: aiosqlite.Connection, filters: list[Filter]) -> int | None:
-    """:func:`choose_driver_now` through aiosqlite."""
-    return await on_thread(conn, choose_driver_now, filters)
 
 
 def _record_conditions(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[Any]]:
