@@ -67,6 +67,10 @@ _INDEX_VERSION: Final = (
 )
 """FTS5's averages and structure records (fixed ids in ``<table>_data``)."""
 
+_FIRST_CAP: Final = 32
+_CAP_GROWTH: Final = 8
+"""The caps :func:`_narrowest_now` counts under: 32, 256, then :data:`DRIVER_CAP`."""
+
 _SORTED_DRIVER_PENALTY: Final = 8
 """How much narrower than a scope pair a tag must be to drive a listing: its rows are
 all read and sorted, where the pair's come in order and stop at the limit."""
@@ -117,17 +121,33 @@ def filters_of(query: MemorySearchQuery) -> list[Filter]:
     return scope + [("tag", (tag,)) for tag in query.tags or ()]
 
 
-def _capped_counts_now(db: sqlite3.Connection, filters: list[Filter]) -> list[int]:
-    """Each filter's row count, capped: at :data:`DRIVER_CAP`, then at the smallest so
-    far (a filter that reaches it cannot be the smallest), so a broad pair counted after
-    a narrow one costs what the narrow one did."""
-    counts, cap = [], DRIVER_CAP
+def _capped_counts_now(
+    db: sqlite3.Connection, filters: list[Filter], cap: int = DRIVER_CAP
+) -> list[int]:
+    """Each filter's row count, capped: at ``cap``, then at the smallest so far (a
+    filter that reaches it cannot be the smallest), so a broad pair counted after a
+    narrow one costs what the narrow one did."""
+    counts = []
     for kind, values in filters:
         row = db.execute(f"SELECT count(*) FROM ({_LOOKUP[kind]} LIMIT ?)", (*values, cap))
         count = int(row.fetchone()[0])
         counts.append(count)
         cap = min(cap, count)
     return counts
+
+
+def _narrowest_now(db: sqlite3.Connection, filters: list[Filter]) -> int:
+    """The narrowest filter (the first of equals), as :func:`_capped_counts_now` would
+    find it, by counts under a cap that starts small and grows only while every filter
+    reaches it: the work follows the narrowest filter's size, not :data:`DRIVER_CAP`
+    per broad one (a tenant's pair beside its user's read 2,000 index entries)."""
+    cap = _FIRST_CAP
+    while True:
+        counts = _capped_counts_now(db, filters, cap)
+        smallest = min(counts)
+        if smallest < cap or cap >= DRIVER_CAP:
+            return counts.index(smallest)
+        cap = min(cap * _CAP_GROWTH, DRIVER_CAP)
 
 
 def choose_driver_now(db: sqlite3.Connection, filters: list[Filter]) -> int | None:
@@ -141,6 +161,8 @@ def choose_driver_now(db: sqlite3.Connection, filters: list[Filter]) -> int | No
     """
     if not filters:
         return None
+    if all(kind == "scope" for kind, _ in filters):
+        return 0 if len(filters) == 1 else _narrowest_now(db, filters)
     counts = _capped_counts_now(db, filters)
     pairs = [index for index, (kind, _) in enumerate(filters) if kind == "scope"]
     tags = [index for index, (kind, _) in enumerate(filters) if kind == "tag"]

@@ -52,6 +52,7 @@ from recallstore.backends._sqlite_rows import (
     execute_now,
     fetchone_now,
     insert_now,
+    listing_hits,
     on_thread,
     record_from_row,
     rows_by_id,
@@ -406,7 +407,7 @@ class SqliteMemoryStore(
             if not query.is_listing:
                 return await ranked_search(conn, query, now, self._statistics)
             rows = await on_thread(conn, listing_rows_now, query, now)
-        return [MemoryHit(record=record_from_row(row), score=None) for row in rows]
+        return listing_hits(rows)
 
     async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
         """Pages keyed on ``(created_at, id)``, so each record is yielded once even when
