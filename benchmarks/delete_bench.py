@@ -111,7 +111,10 @@ def forget_statements(seqs: list[int], scope: dict[str, str], merge: bool) -> li
             f"({' INTERSECT '.join([pair] * len(scope))}) ORDER BY seq",
             [part for item in scope.items() for part in item],
         ),
-        ("DELETE FROM memory_records WHERE seq = ?", [(seq,) for seq in seqs]),
+        (
+            f"DELETE FROM memory_records WHERE seq IN ({' INTERSECT '.join([pair] * len(scope))})",
+            tuple(part for item in scope.items() for part in item),
+        ),
         *([("INSERT INTO memory_fts (memory_fts) VALUES ('optimize')", ())] if merge else []),
         ("COMMIT", ()),
         ("PRAGMA wal_checkpoint(TRUNCATE)", ()),

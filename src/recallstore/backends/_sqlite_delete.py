@@ -93,7 +93,11 @@ def forget_now(
     )
     rows = cursor.fetchall()
     cursor.close()
-    db.executemany("DELETE FROM memory_records WHERE seq = ?", [(row[0],) for row in rows])
+    if rows:
+        # One statement, not one per record: FTS5 writes out its pending changes at
+        # every statement's savepoint, and with secure-delete each write-out searched
+        # every segment of the index again (a third of the time at 1M records).
+        db.execute(f"DELETE FROM memory_records WHERE seq IN ({narrowed})", params).close()
     if rows and merge:
         db.execute(_MERGE).close()
     return [(str(row[1]), str(row[2])) for row in rows]
