@@ -195,12 +195,8 @@ async def floor_batch_async(conn: aiosqlite.Connection, records: Sequence[Memory
     await conn.execute("BEGIN IMMEDIATE")
     await conn.execute_fetchall("SELECT max(created_at) FROM memory_records")
     pending = PendingInsert(records)
-    first = await on_thread(conn, next_seq)
-    (insert_records, rows), *side = pending.statements(first)
-    await conn.executemany(insert_records, rows)
-    await on_thread(conn, next_seq)  # the store's check of the numbering
-    for sql, side_rows in side:
-        await conn.executemany(sql, side_rows)
+    for sql, rows in pending.statements(await on_thread(conn, next_seq)):
+        await conn.executemany(sql, rows)
     await conn.execute("COMMIT")
     return time.perf_counter() - started
 

@@ -64,10 +64,9 @@ class PendingInsert:
 
     Each record's ``seq`` is assigned in the transaction (:meth:`statements`), so the
     scope, tag and FTS rows name it directly: no look-up by id per side row, and no
-    trigger (schema version 5) tokenising a JSON scope per record. The
-    ``memory_records`` rows leave ``seq`` to SQLite (the next rowid, as
-    :func:`next_seq` predicts, checked once per batch): each row is built once, not
-    copied again with its number in front.
+    trigger (schema version 5) tokenising a JSON scope per record. Everything but the
+    ``seq`` is built here, on the event loop; :meth:`statements` only numbers the rows,
+    in one pass over the batch.
     """
 
     __slots__ = ("count", "records", "sides")
@@ -86,14 +85,29 @@ class PendingInsert:
                 (pairs, (created_at - _EPOCH) // _MICROSECOND, record.content, terms, record.tags)
             )
 
+    @classmethod
+    def joined(cls, parts: Sequence[PendingInsert]) -> PendingInsert:
+        """The rows of several pending inserts, in order, as one (group commit runs the
+        single-record writes of a group as one ``executemany`` per table)."""
+        joined = cls([])
+        for part in parts:
+            joined.records.extend(part.records)
+            joined.sides.extend(part.sides)
+        joined.count = len(joined.records)
+        return joined
+
     def statements(self, first_seq: int) -> _Statements:
         """The statements (for ``executemany``) with the records numbered from
         ``first_seq``; the benchmark replays the same ones through plain sqlite3."""
+        records: list[tuple[Any, ...]] = []
         scope: list[tuple[int, str, str, int]] = []
         tags: list[tuple[int, str]] = []
         fts: list[tuple[int, str, str]] = []
         seq = first_seq
-        for pairs, recency, content, terms, tag_names in self.sides:
+        for row, (pairs, recency, content, terms, tag_names) in zip(
+            self.records, self.sides, strict=True
+        ):
+            records.append((seq, *row))
             for key, value in pairs:
                 scope.append((seq, key, value, recency))
             fts.append((seq, content, terms))
@@ -101,7 +115,7 @@ class PendingInsert:
                 tags.extend([(seq, tag) for tag in tag_names])
             seq += 1
         statements: _Statements = [
-            (_INSERT_RECORD, self.records),
+            (_INSERT_RECORD, records),
             (_INSERT_SCOPE, scope),
             (_INSERT_FTS, fts),
         ]
@@ -111,29 +125,19 @@ class PendingInsert:
 
 
 def next_seq(db: sqlite3.Connection) -> int:
-    """The ``seq`` the next inserted record gets (what SQLite picks for the rowid)."""
+    """The ``seq`` the next inserted record gets (what SQLite would pick for the rowid)."""
     row = db.execute(_NEXT_SEQ).fetchone()
     return int(row[0])
 
 
 def insert_now(db: sqlite3.Connection, pending: PendingInsert) -> None:
     """Store a :class:`PendingInsert` on the connection's thread, inside a transaction."""
-    first = next_seq(db)
-    statements = pending.statements(first)
-    (insert_records, rows), *side = statements
-    db.executemany(insert_records, rows)
-    # SQLite numbered the rows max(seq) + 1 onwards, as next_seq said; were it ever to
-    # pick otherwise (a rowid at its limit), the side rows would name wrong records.
-    if pending.count and next_seq(db) != first + pending.count:
-        raise sqlite3.IntegrityError(
-            f"memory_records numbered {pending.count} rows from {first} unexpectedly"
-        )
-    execute_many(db, side)
+    execute_many(db, pending.statements(next_seq(db)))
 
 
 _NEXT_SEQ: Final = "SELECT coalesce(max(seq), 0) + 1 FROM memory_records"
 _INSERT_RECORD: Final = (
-    f"INSERT INTO memory_records ({COLUMNS}) VALUES ({', '.join('?' * len(COLUMN_NAMES))})"
+    f"INSERT INTO memory_records (seq, {COLUMNS}) VALUES (?, {', '.join('?' * len(COLUMN_NAMES))})"
 )
 _INSERT_SCOPE: Final = (
     "INSERT INTO memory_scope (record_seq, key, value, created_us) VALUES (?, ?, ?, ?)"
