@@ -75,7 +75,7 @@ class PendingInsert:
         self.count = len(records)
         self.records: list[tuple[Any, ...]] = []
         # Per record: its scope pairs, recency key, content, scope terms and tags.
-        self.sides: list[tuple[tuple[tuple[str, str], ...], int, str, str, list[str]]] = []
+        self.sides: list[tuple[tuple[tuple[str, str], ...], int, str, str, Sequence[str]]] = []
         for record in records:
             created_at = record.created_at
             pairs = tuple(record.scope.items())
