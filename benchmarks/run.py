@@ -20,6 +20,7 @@ ORDER = ["locomo_recall.py", "store_bench.py"]
 QUICK_ARGUMENTS = {
     "store_bench.py": ["--records", "10000", "--queries", "20"],
     "delete_bench.py": ["--records", "10000"],
+    "write_cost.py": ["--records", "10000"],
 }
 MILLION_ARGUMENTS = {
     "store_bench.py": ["--records", "10000", "100000", "1000000"],

@@ -41,7 +41,8 @@ from pathlib import Path
 
 import aiosqlite
 
-from recallstore.backends._sqlite_rows import PendingInsert, next_seq, on_thread
+from recallstore.backends._sqlite_rows import PendingInsert, insert_now, next_seq, on_thread
+from recallstore.backends._sqlite_wal import AUTOCHECKPOINT_PAGES
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.records import MemoryRecord, MemorySearchQuery, MemoryWriteInput
 from recallstore.store import MonotonicClock, new_record_id, record_from_input
@@ -54,6 +55,7 @@ PRAGMAS = [
     "PRAGMA foreign_keys = ON",
     "PRAGMA secure_delete = ON",
     "PRAGMA busy_timeout = 10000",
+    f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}",
 ]
 
 
@@ -183,8 +185,7 @@ def floor_batch_sync(conn: sqlite3.Connection, records: Sequence[MemoryRecord]) 
     started = time.perf_counter()
     conn.execute("BEGIN IMMEDIATE")
     conn.execute("SELECT max(created_at) FROM memory_records").fetchall()
-    for sql, rows in PendingInsert(records).statements(next_seq(conn)):
-        conn.executemany(sql, rows)
+    insert_now(conn, PendingInsert(records))  # the store's own statements
     conn.execute("COMMIT")
     return time.perf_counter() - started
 

@@ -44,6 +44,25 @@ async def test_concurrent_single_writes_share_one_commit(tmp_path: Path) -> None
     assert {hit.record.id for hit in listed} == {batch[0].id for batch in written}
 
 
+async def test_a_groups_plain_writes_keep_their_order_and_journal_rows(tmp_path: Path) -> None:
+    # Single-record writes of a group are inserted as one batch (one statement per
+    # table): each record still gets the place its call had, and its own journal row.
+    async with SqliteMemoryStore(tmp_path / "memory.db") as store:
+        commits = await count_commits(store)
+        written = await asyncio.gather(*(store.write([note(n, f"u{n % 3}")]) for n in range(40)))
+        assert commits == ["COMMIT"]
+        ids = [batch[0].id for batch in written]
+        journal = await store.read_journal()
+        for n in range(3):
+            hits = await store.search(
+                MemorySearchQuery(query=f"note {n}", scope={"writer": f"u{n}"})
+            )
+            assert written[n][0].id in {hit.record.id for hit in hits}
+        newest_first = await store.search(MemorySearchQuery(limit=100))
+    assert [entry.envelope["data"]["record_ids"] for entry in journal] == [[i] for i in ids]
+    assert [hit.record.id for hit in newest_first] == ids[::-1]
+
+
 @pytest.mark.parametrize("failing_position", [0, 3, 7])
 async def test_one_callers_failing_batch_never_fails_anothers(
     tmp_path: Path, failing_position: int

@@ -71,36 +71,63 @@ class PendingInsert:
 
     Each record's ``seq`` is assigned in the transaction (:meth:`statements`), so the
     scope, tag and FTS rows name it directly: no look-up by id per side row, and no
-    trigger (schema version 5) tokenising a JSON scope per record.
+    trigger (schema version 5) tokenising a JSON scope per record. Everything but the
+    ``seq`` is built here, on the event loop; :meth:`statements` only numbers the rows,
+    in one pass over the batch.
     """
 
-    __slots__ = ("count", "fts", "records", "scope", "tags")
+    __slots__ = ("count", "records", "sides")
 
     def __init__(self, records: Sequence[MemoryRecord]) -> None:
         self.count = len(records)
-        self.records = [_record_row(record) for record in records]
-        # Side rows carry their record's position in the batch until seq is known.
-        self.scope: list[tuple[int, str, str, int]] = []
-        self.tags: list[tuple[int, str]] = []
-        self.fts: list[tuple[int, str, str]] = []
-        for index, record in enumerate(records):
-            recency = recency_key(record.created_at)
-            scope = record.scope
-            self.scope.extend((index, key, value, recency) for key, value in scope.items())
-            self.tags.extend((index, tag) for tag in record.tags)
-            self.fts.append((index, record.content, scope_terms(scope)))
+        self.records: list[tuple[Any, ...]] = []
+        # Per record: its scope pairs, recency key, content, scope terms and tags.
+        self.sides: list[tuple[tuple[tuple[str, str], ...], int, str, str, Sequence[str]]] = []
+        for record in records:
+            created_at = record.created_at
+            pairs = tuple(record.scope.items())
+            scope_json, terms = _scope_texts(pairs)
+            self.records.append(_record_row(record, scope_json))
+            self.sides.append(
+                (pairs, (created_at - _EPOCH) // _MICROSECOND, record.content, terms, record.tags)
+            )
+
+    @classmethod
+    def joined(cls, parts: Sequence[PendingInsert]) -> PendingInsert:
+        """The rows of several pending inserts, in order, as one (group commit runs the
+        single-record writes of a group as one ``executemany`` per table)."""
+        joined = cls([])
+        for part in parts:
+            joined.records.extend(part.records)
+            joined.sides.extend(part.sides)
+        joined.count = len(joined.records)
+        return joined
 
     def statements(self, first_seq: int) -> _Statements:
         """The statements (for ``executemany``) with the records numbered from
         ``first_seq``; the benchmark replays the same ones through plain sqlite3."""
-        base = first_seq
+        records: list[tuple[Any, ...]] = []
+        scope: list[tuple[int, str, str, int]] = []
+        tags: list[tuple[int, str]] = []
+        fts: list[tuple[int, str, str]] = []
+        seq = first_seq
+        for row, (pairs, recency, content, terms, tag_names) in zip(
+            self.records, self.sides, strict=True
+        ):
+            records.append((seq, *row))
+            for key, value in pairs:
+                scope.append((seq, key, value, recency))
+            fts.append((seq, content, terms))
+            if tag_names:
+                tags.extend([(seq, tag) for tag in tag_names])
+            seq += 1
         statements: _Statements = [
-            (_INSERT_RECORD, [(base + i, *row) for i, row in enumerate(self.records)]),
-            (_INSERT_SCOPE, [(base + i, key, value, us) for i, key, value, us in self.scope]),
-            (_INSERT_FTS, [(base + i, content, terms) for i, content, terms in self.fts]),
+            (_INSERT_RECORD, records),
+            (_INSERT_SCOPE, scope),
+            (_INSERT_FTS, fts),
         ]
-        if self.tags:
-            statements.append((_INSERT_TAG, [(base + i, tag) for i, tag in self.tags]))
+        if tags:
+            statements.append((_INSERT_TAG, tags))
         return statements
 
 
@@ -147,6 +174,16 @@ def scope_terms(scope: Mapping[str, str]) -> str:
     return " ".join([scope_token(key, value) for key, value in scope.items()])
 
 
+@lru_cache(maxsize=4096)
+def _scope_texts(pairs: tuple[tuple[str, str], ...]) -> tuple[str, str]:
+    """A scope's JSON column text and ``scope_terms`` text, from its (canonical) pairs.
+
+    Cached: a batch, and the writers of one process, mostly write to scopes they
+    wrote to just before (a user's session), and both texts cost more than the look-up.
+    """
+    return _to_json(dict(pairs)), " ".join([scope_token(key, value) for key, value in pairs])
+
+
 _to_json: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """Compact JSON text; one encoder for every row (``json.dumps`` with options builds a
 new encoder per call)."""
@@ -156,8 +193,9 @@ def _json_or_none(model: BaseModel | None) -> str | None:
     return None if model is None else _to_json(model.model_dump(mode="json"))
 
 
-def _record_row(record: MemoryRecord) -> tuple[Any, ...]:
-    """The ``memory_records`` row of a record, in :data:`COLUMNS` order.
+def _record_row(record: MemoryRecord, scope_json: str) -> tuple[Any, ...]:
+    """The ``memory_records`` row of a record, in :data:`COLUMNS` order (``scope_json``:
+    its scope's column text).
 
     Built field by field rather than through ``model_dump``: the record was validated
     at the edge, and dumping it whole cost as much as validating it.
@@ -174,7 +212,7 @@ def _record_row(record: MemoryRecord) -> tuple[Any, ...]:
         record.id,
         record.kind,
         record.content,
-        _to_json(record.scope),
+        scope_json,
         _to_json(record.tags) if record.tags else "[]",
         _json_or_none(record.provenance),
         _json_or_none(record.target),

@@ -22,6 +22,7 @@ from recallstore.backends._sqlite_rows import fetchone
 
 __all__ = [
     "ATTEMPT_WAIT_MS",
+    "AUTOCHECKPOINT_PAGES",
     "RETRY_FOR_SECONDS",
     "RETRY_MAX_INTERVAL",
     "WalScrub",
@@ -32,6 +33,13 @@ __all__ = [
 ATTEMPT_WAIT_MS: Final = 50
 """How long the delete's own attempt, a background retry or the close waits for readers
 of older snapshots to finish; the retry at the start of a later call does not wait."""
+AUTOCHECKPOINT_PAGES: Final = 4000
+"""``PRAGMA wal_autocheckpoint``: the log is copied into the database once it holds this
+many pages (16 MB at 4 KiB), not SQLite's 1,000. A batch write at 100k records dirties
+hundreds of pages of the scope index, mostly the same ones batch after batch; at
+1,000 almost every commit also checkpointed (copying each page again and syncing the
+database file), at 4,000 a page rewritten by several commits is copied once. Deletes
+still empty the log at once (:func:`truncate_wal`); durability is the WAL's either way."""
 RETRY_MAX_INTERVAL: Final = 1.0
 """Background retries start 50 ms apart and back off to this interval (seconds)."""
 RETRY_FOR_SECONDS: Final = 60.0

@@ -65,7 +65,13 @@ from recallstore.backends._sqlite_search import (
     ranked_rows,
     ranked_search,
 )
-from recallstore.backends._sqlite_wal import ATTEMPT_WAIT_MS, WalScrub, enable_wal, truncate_wal
+from recallstore.backends._sqlite_wal import (
+    ATTEMPT_WAIT_MS,
+    AUTOCHECKPOINT_PAGES,
+    WalScrub,
+    enable_wal,
+    truncate_wal,
+)
 from recallstore.backends.base import (
     IdempotencyKey,
     RecordChanges,
@@ -226,6 +232,7 @@ class SqliteMemoryStore(
         if mode is None or str(mode[0]).lower() != "wal":
             raise StoreUnavailableError(target, f"cannot enable WAL (journal_mode={mode})")
         await run(conn, f"PRAGMA synchronous = {self._synchronous}")
+        await run(conn, f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
         await run(conn, "PRAGMA foreign_keys = ON")
         await run(conn, "PRAGMA secure_delete = ON")
         await schema.migrate(conn, target, self._tokenizer)
