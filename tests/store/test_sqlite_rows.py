@@ -9,7 +9,7 @@ import pytest
 
 from recallstore import MemorySearchQuery, MemoryWriteInput
 from recallstore.backends._sqlite_rows import (
-    _record_row,
+    PendingInsert,
     _validated_record,
     listing_hits,
     record_from_row,
@@ -61,6 +61,11 @@ RECORDS = [
 ]
 
 
+def stored_row(record: MemoryRecord) -> tuple[Any, ...]:
+    """The ``memory_records`` row the write path makes of ``record``."""
+    return PendingInsert([record]).records[0]
+
+
 def assert_same(built: MemoryRecord, validated: MemoryRecord) -> None:
     assert built == validated
     assert list(built.__dict__) == list(validated.__dict__)
@@ -78,7 +83,7 @@ def assert_same(built: MemoryRecord, validated: MemoryRecord) -> None:
 
 @pytest.mark.parametrize("record", RECORDS, ids=lambda record: record.id)
 def test_a_row_gives_back_the_record_validation_would(record: MemoryRecord) -> None:
-    row = _record_row(record)
+    row = stored_row(record)
     assert_same(record_from_row(row), _validated_record(row))
     assert record_from_row(row) == record
     # Each record owns its scope dict, though the parsed scope is cached.
@@ -86,7 +91,7 @@ def test_a_row_gives_back_the_record_validation_would(record: MemoryRecord) -> N
 
 
 def test_a_row_not_in_the_stores_own_form_is_validated() -> None:
-    row: list[Any] = list(_record_row(RECORDS[1]))
+    row: list[Any] = list(stored_row(RECORDS[1]))
     row[3] = '{"user":"u","tenant":"t"}'  # keys out of canonical order
     row[9] = "2026-03-04T05:06:07.890123+00:00"  # an offset instead of Z
     row[11] = "2026-03-04T06:06:07+01:00"
@@ -113,7 +118,7 @@ def test_models_built_directly_need_no_private_state() -> None:
 
 
 def test_listing_hits_equal_validated_hits() -> None:
-    rows = [_record_row(record) for record in RECORDS]
+    rows = [stored_row(record) for record in RECORDS]
     hits = listing_hits(rows)
     expected = [MemoryHit(record=record, score=None) for record in RECORDS]
     assert hits == expected
