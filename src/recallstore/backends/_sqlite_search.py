@@ -30,7 +30,7 @@ from recallstore._query import (
     Candidate,
     CorpusStatistics,
     QueryTerm,
-    rank_records,
+    rank_records_now,
 )
 from recallstore._text import fts5_words, tokenize
 from recallstore.backends._sqlite_rows import (
@@ -53,6 +53,7 @@ __all__ = [
     "listing_sql",
     "match_expression",
     "ranked_rows",
+    "ranked_rows_now",
     "ranked_search",
     "scope_token",
 ]
@@ -250,6 +251,11 @@ class FtsStatistics:
             await on_thread(conn, self.count_now, stems)
         return CorpusStatistics(self._totals[0], self._totals[1], self._frequency)
 
+    def lookup_now(self, db: sqlite3.Connection, stems: Sequence[str]) -> CorpusStatistics:
+        """:meth:`lookup` on the connection's thread."""
+        self.count_now(db, stems)
+        return CorpusStatistics(self._totals[0], self._totals[1], self._frequency)
+
     def count_now(self, db: sqlite3.Connection, stems: Sequence[str]) -> None:
         """Read the document frequencies of ``stems`` not cached yet, on the
         connection's thread."""
@@ -377,20 +383,31 @@ async def ranked_rows(
     """:func:`ranked_search` as (score, row): hybrid search builds records only for
     the hits it keeps.
 
-    Three hand-offs to the connection's thread at most: the candidates, read as
-    (seq, content, recency) only; the feedback words' document frequencies not yet
-    cached; the whole rows of the hits.
+    One hand-off to the connection's thread: the ranking runs there
+    (:func:`~recallstore._query.rank_records_now`), reading the candidates as (seq,
+    content, recency) only, the document frequencies not cached yet, then the whole
+    rows of the hits.
     """
+    return await on_thread(conn, ranked_rows_now, query, now, statistics)
 
-    async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[int]]:
-        return await on_thread(conn, _candidates_now, query, now, terms, n, statistics)
 
-    async def lookup(stems: Sequence[str]) -> CorpusStatistics:
-        return await statistics.lookup(conn, stems)
+def ranked_rows_now(
+    db: sqlite3.Connection,
+    query: MemorySearchQuery,
+    now: datetime,
+    statistics: FtsStatistics,
+) -> list[tuple[float, tuple[Any, ...]]]:
+    """:func:`ranked_rows` on the connection's thread."""
+
+    def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[int]]:
+        return _candidates_now(db, query, now, terms, n, statistics)
+
+    def lookup(stems: Sequence[str]) -> CorpusStatistics:
+        return statistics.lookup_now(db, stems)
 
     text = query.query or ""
-    ranked = await rank_records(text, fetch, lookup, query.limit, candidates=RERANK_CANDIDATES)
+    ranked = rank_records_now(text, fetch, lookup, query.limit, candidates=RERANK_CANDIDATES)
     if not ranked:
         return []
-    rows = await on_thread(conn, _rows_by_seq_now, [seq for _, seq in ranked])
+    rows = _rows_by_seq_now(db, [seq for _, seq in ranked])
     return [(score, rows[seq]) for score, seq in ranked]
