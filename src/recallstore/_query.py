@@ -31,7 +31,6 @@ from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from recallstore._porter import porter_stem
-from recallstore._text import _TOKEN as _WORD
 from recallstore._text import query_terms, tokenize
 
 _Item = TypeVar("_Item")
@@ -179,9 +178,7 @@ class CorpusStatistics:
 
 def document_stems(content: str) -> list[str]:
     """The stems of ``content`` in order: what every backend indexes for a record."""
-    # ASCII text needs no Unicode normalisation, and skipping it is most of the cost.
-    words = _WORD.findall(content.lower()) if content.isascii() else tokenize(content)
-    return [porter_stem(word) for word in words]
+    return [porter_stem(word) for word in tokenize(content)]
 
 
 def bm25_score(
@@ -231,8 +228,9 @@ class _Bm25:
             return 0.0
         norm = self._k1 * (1 - self._b + self._b * length / self._average)
         score = 0.0
+        get = counts.get
         for stem, weight in self._terms:
-            frequency = counts.get(stem, 0)
+            frequency = get(stem, 0)
             if frequency:
                 score += weight * frequency / (frequency + norm)
         return score
@@ -368,12 +366,14 @@ def _ranking(text: str, limit: int, candidates: int, feedback: int) -> _Ranking[
         contents = [candidate.content for _, candidate in first[:feedback]]
         more: CorpusStatistics = yield _StatisticsRequest(feedback_stems(contents))
         query = expand_query(query, contents, more.document_frequency, more.total_documents)
-        # Every expanded term is a query or feedback stem, so the two lookups cover it.
-        known = CorpusStatistics(
-            known.total_documents,
-            known.average_length,
-            {**more.document_frequency, **known.document_frequency},
-        )
+        # Every expanded term is a query or feedback stem, so the two lookups cover it
+        # (a backend may answer both from one growing cache: then nothing to merge).
+        if more.document_frequency is not known.document_frequency:
+            known = CorpusStatistics(
+                known.total_documents,
+                known.average_length,
+                {**more.document_frequency, **known.document_frequency},
+            )
     ranked = _score(query, found, known)
     return [(score, candidate.item) for score, candidate in ranked[:limit]]
 
@@ -383,11 +383,11 @@ def _stem_counts(content: str) -> tuple[dict[str, int], int]:
     """The stem counts and length of ``content`` (its :func:`document_stems`, counted);
     cached, as the same records come back query after query (callers must not change
     the dict). Counted in a plain dict: ``Counter`` cost as much as the stemming."""
-    words = _WORD.findall(content.lower()) if content.isascii() else tokenize(content)
+    words = tokenize(content)
     counts: dict[str, int] = {}
-    for word in words:
-        stem = porter_stem(word)
-        counts[stem] = counts.get(stem, 0) + 1
+    get = counts.get
+    for stem in map(porter_stem, words):
+        counts[stem] = get(stem, 0) + 1
     return counts, len(words)
 
 
