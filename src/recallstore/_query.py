@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from recallstore._porter import porter_stem
-from recallstore._text import _TOKEN as _WORD
 from recallstore._text import query_terms, tokenize
 
 _Item = TypeVar("_Item")
@@ -179,9 +178,7 @@ class CorpusStatistics:
 
 def document_stems(content: str) -> list[str]:
     """The stems of ``content`` in order: what every backend indexes for a record."""
-    # ASCII text needs no Unicode normalisation, and skipping it is most of the cost.
-    words = _WORD.findall(content.lower()) if content.isascii() else tokenize(content)
-    return [porter_stem(word) for word in words]
+    return [porter_stem(word) for word in tokenize(content)]
 
 
 def bm25_score(
@@ -231,8 +228,9 @@ class _Bm25:
             return 0.0
         norm = self._k1 * (1 - self._b + self._b * length / self._average)
         score = 0.0
+        get = counts.get
         for stem, weight in self._terms:
-            frequency = counts.get(stem, 0)
+            frequency = get(stem, 0)
             if frequency:
                 score += weight * frequency / (frequency + norm)
         return score
@@ -270,6 +268,28 @@ Statistics = Callable[[Sequence[str]], Awaitable[CorpusStatistics]]
 """Backend callback: the store-wide :class:`CorpusStatistics` for the given stems."""
 
 
+FetchNow = Callable[[Sequence[QueryTerm], int], Sequence[Candidate[_Item]]]
+""":data:`Fetch` for :func:`rank_records_now`: answers at once."""
+StatisticsNow = Callable[[Sequence[str]], CorpusStatistics]
+""":data:`Statistics` for :func:`rank_records_now`: answers at once."""
+
+
+@dataclass(frozen=True, slots=True)
+class _FetchRequest:
+    terms: tuple[QueryTerm, ...]
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class _StatisticsRequest:
+    stems: list[str]
+
+
+# The ranking as a generator that yields its look-ups and receives their answers, so the
+# async and the synchronous driver below run the very same steps.
+_Ranking = Generator[_FetchRequest | _StatisticsRequest, Any, list[tuple[float, _Item]]]
+
+
 async def rank_records(
     text: str,
     fetch: Fetch[_Item],
@@ -288,10 +308,50 @@ async def rank_records(
     change the order, never the membership: a keyword search returns only records
     holding a word of ``text`` itself (S10), so they are never fetched for.
     """
+    steps: _Ranking[_Item] = _ranking(text, limit, candidates, feedback)
+    answer: Any = None
+    try:
+        while True:
+            request = steps.send(answer)
+            if isinstance(request, _FetchRequest):
+                answer = await fetch(request.terms, request.n)
+            else:
+                answer = await statistics(request.stems)
+    except StopIteration as done:
+        result: list[tuple[float, _Item]] = done.value
+        return result
+
+
+def rank_records_now(
+    text: str,
+    fetch: FetchNow[_Item],
+    statistics: StatisticsNow,
+    limit: int,
+    *,
+    candidates: int = RERANK_CANDIDATES,
+    feedback: int = FEEDBACK_DOCUMENTS,
+) -> list[tuple[float, _Item]]:
+    """:func:`rank_records` with callbacks that answer at once: a backend whose look-ups
+    run on one thread (SQLite's) ranks there, in a single hand-off to it."""
+    steps: _Ranking[_Item] = _ranking(text, limit, candidates, feedback)
+    answer: Any = None
+    try:
+        while True:
+            request = steps.send(answer)
+            if isinstance(request, _FetchRequest):
+                answer = fetch(request.terms, request.n)
+            else:
+                answer = statistics(request.stems)
+    except StopIteration as done:
+        result: list[tuple[float, _Item]] = done.value
+        return result
+
+
+def _ranking(text: str, limit: int, candidates: int, feedback: int) -> _Ranking[_Item]:
     query = plan_query(text)
     if not query or limit <= 0:
         return []
-    fetched = await fetch(query, max(candidates, limit))
+    fetched: Sequence[Candidate[_Item]] = yield _FetchRequest(query, max(candidates, limit))
     if not fetched:
         return []
     # Newest first, so the stable sort by score ranks equal scores newer first; each
@@ -300,18 +360,20 @@ async def rank_records(
         (candidate, *_stem_counts(candidate.content))
         for candidate in sorted(fetched, key=_recency, reverse=True)
     ]
-    known = await statistics([term.stem for term in query])
+    known: CorpusStatistics = yield _StatisticsRequest([term.stem for term in query])
     if feedback > 0:
         first = _score(query, found, known)
         contents = [candidate.content for _, candidate in first[:feedback]]
-        more = await statistics(feedback_stems(contents))
+        more: CorpusStatistics = yield _StatisticsRequest(feedback_stems(contents))
         query = expand_query(query, contents, more.document_frequency, more.total_documents)
-        # Every expanded term is a query or feedback stem, so the two lookups cover it.
-        known = CorpusStatistics(
-            known.total_documents,
-            known.average_length,
-            {**more.document_frequency, **known.document_frequency},
-        )
+        # Every expanded term is a query or feedback stem, so the two lookups cover it
+        # (a backend may answer both from one growing cache: then nothing to merge).
+        if more.document_frequency is not known.document_frequency:
+            known = CorpusStatistics(
+                known.total_documents,
+                known.average_length,
+                {**more.document_frequency, **known.document_frequency},
+            )
     ranked = _score(query, found, known)
     return [(score, candidate.item) for score, candidate in ranked[:limit]]
 
@@ -321,11 +383,11 @@ def _stem_counts(content: str) -> tuple[dict[str, int], int]:
     """The stem counts and length of ``content`` (its :func:`document_stems`, counted);
     cached, as the same records come back query after query (callers must not change
     the dict). Counted in a plain dict: ``Counter`` cost as much as the stemming."""
-    words = _WORD.findall(content.lower()) if content.isascii() else tokenize(content)
+    words = tokenize(content)
     counts: dict[str, int] = {}
-    for word in words:
-        stem = porter_stem(word)
-        counts[stem] = counts.get(stem, 0) + 1
+    get = counts.get
+    for stem in map(porter_stem, words):
+        counts[stem] = get(stem, 0) + 1
     return counts, len(words)
 
 

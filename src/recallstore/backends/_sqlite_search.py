@@ -5,8 +5,9 @@ The narrowest scope pair drives, its records read newest first from its index
 (``memory_scope_recency``) until the limit; a much narrower tag drives when it is
 selective; otherwise the query walks the recency index and checks each filter per row.
 
-Keyword search: FTS5 finds the candidates and :func:`recallstore._query.rank_records`
-ranks them, as in every keyword backend. Each scope pair is a token of the index's
+Keyword search (run by ``_sqlite_ranked``): FTS5 finds the candidates and
+:func:`recallstore._query.rank_records_now` ranks them, as in every keyword backend.
+Each scope pair is a token of the index's
 ``scope_terms`` column (see schema version 2), so a scoped search asks FTS5 for
 ``scope_terms:(pair AND pair) AND content:(word OR word)`` and FTS5 intersects the
 doclists: the work follows the scope's records, not the store's. Document
@@ -24,23 +25,10 @@ from typing import Any, Final, Literal
 import aiosqlite
 
 from recallstore._porter import porter_stem
-from recallstore._query import (
-    EXHAUSTIVE_SCOPE,
-    RERANK_CANDIDATES,
-    Candidate,
-    CorpusStatistics,
-    QueryTerm,
-    rank_records,
-)
+from recallstore._query import CorpusStatistics, QueryTerm
 from recallstore._text import fts5_words, tokenize
-from recallstore.backends._sqlite_rows import (
-    COLUMNS,
-    RECORD_COLUMNS,
-    on_thread,
-    record_from_row,
-    scope_token,
-)
-from recallstore.records import MemoryHit, MemorySearchQuery, format_timestamp
+from recallstore.backends._sqlite_rows import RECORD_COLUMNS, on_thread, scope_token
+from recallstore.records import MemorySearchQuery, format_timestamp
 
 __all__ = [
     "DRIVER_CAP",
@@ -52,8 +40,6 @@ __all__ = [
     "listing_rows_now",
     "listing_sql",
     "match_expression",
-    "ranked_rows",
-    "ranked_search",
     "scope_token",
 ]
 
@@ -272,6 +258,11 @@ class FtsStatistics:
             await on_thread(conn, self.count_now, stems)
         return CorpusStatistics(self._totals[0], self._totals[1], self._frequency)
 
+    def lookup_now(self, db: sqlite3.Connection, stems: Sequence[str]) -> CorpusStatistics:
+        """:meth:`lookup` on the connection's thread."""
+        self.count_now(db, stems)
+        return CorpusStatistics(self._totals[0], self._totals[1], self._frequency)
+
     def count_now(self, db: sqlite3.Connection, stems: Sequence[str]) -> None:
         """Read the document frequencies of ``stems`` not cached yet, on the
         connection's thread."""
@@ -329,90 +320,3 @@ def candidates_sql(
         f"WHERE {condition} {order} LIMIT ?"
     )
     return sql, [*tags, *params]
-
-
-_CANDIDATE_COLUMNS: Final = "r.seq, r.content, r.created_at, r.id"
-"""What ranking needs of a candidate; whole rows are read for the hits alone."""
-
-
-def _rows_by_seq_now(db: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple[Any, ...]]:
-    marks = ", ".join("?" * len(seqs))
-    rows = db.execute(
-        f"SELECT seq, {COLUMNS} FROM memory_records WHERE seq IN ({marks})", seqs
-    ).fetchall()
-    return {int(row[0]): tuple(row[1:]) for row in rows}
-
-
-def _candidates_now(
-    db: sqlite3.Connection,
-    query: MemorySearchQuery,
-    now: datetime,
-    terms: Sequence[QueryTerm],
-    n: int,
-    statistics: FtsStatistics,
-) -> list[Candidate[int]]:
-    """A keyword query's candidates, in one hand-off with what they need: the
-    statistics cache checked and the query stems' document frequencies read, and
-    whether the scope is small enough to re-score every match (``EXHAUSTIVE_SCOPE``)
-    or FTS5's own best ``n`` are re-scored."""
-    statistics.refresh_now(db)
-    statistics.count_now(db, [term.stem for term in terms])
-    pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
-    exhaustive = bool(pairs) and min(_capped_counts_now(db, pairs)) <= EXHAUSTIVE_SCOPE
-    if exhaustive:
-        sql, params = candidates_sql(query, now, ordered=False, columns=_CANDIDATE_COLUMNS)
-    else:
-        # FTS5's best n by seq alone, then their content: SQLite copies every selected
-        # column of every match into the sorter, and with the content that cost as
-        # much again as FTS5's own bm25() ordering.
-        best, params = candidates_sql(query, now, ordered=True, columns="r.seq")
-        sql = (
-            f"SELECT {_CANDIDATE_COLUMNS} FROM ({best}) AS best "
-            "JOIN memory_records AS r ON r.seq = best.seq"
-        )
-    expression = match_expression(dict(query.scope), terms, query.query or "")
-    limit = EXHAUSTIVE_SCOPE if exhaustive else n
-    rows = db.execute(sql, [expression, *params, limit]).fetchall()
-    return [
-        Candidate(int(seq), str(content), (str(created), str(record_id)))
-        for seq, content, created, record_id in rows
-    ]
-
-
-async def ranked_search(
-    conn: aiosqlite.Connection,
-    query: MemorySearchQuery,
-    now: datetime,
-    statistics: FtsStatistics,
-) -> list[MemoryHit]:
-    """The hits of a keyword ``query`` (not a listing), ranked by ``rank_records``."""
-    ranked = await ranked_rows(conn, query, now, statistics)
-    return [MemoryHit(record=record_from_row(row), score=score) for score, row in ranked]
-
-
-async def ranked_rows(
-    conn: aiosqlite.Connection,
-    query: MemorySearchQuery,
-    now: datetime,
-    statistics: FtsStatistics,
-) -> list[tuple[float, tuple[Any, ...]]]:
-    """:func:`ranked_search` as (score, row): hybrid search builds records only for
-    the hits it keeps.
-
-    Three hand-offs to the connection's thread at most: the candidates, read as
-    (seq, content, recency) only; the feedback words' document frequencies not yet
-    cached; the whole rows of the hits.
-    """
-
-    async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[int]]:
-        return await on_thread(conn, _candidates_now, query, now, terms, n, statistics)
-
-    async def lookup(stems: Sequence[str]) -> CorpusStatistics:
-        return await statistics.lookup(conn, stems)
-
-    text = query.query or ""
-    ranked = await rank_records(text, fetch, lookup, query.limit, candidates=RERANK_CANDIDATES)
-    if not ranked:
-        return []
-    rows = await on_thread(conn, _rows_by_seq_now, [seq for _, seq in ranked])
-    return [(score, rows[seq]) for score, seq in ranked]

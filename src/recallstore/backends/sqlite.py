@@ -43,6 +43,7 @@ from recallstore.backends._sqlite_delete import (
 )
 from recallstore.backends._sqlite_driver import SqliteDriver, choose_sqlite
 from recallstore.backends._sqlite_journal import SqliteJournalPrimitives
+from recallstore.backends._sqlite_ranked import ranked_rows, ranked_search
 from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
     COLUMNS,
@@ -59,12 +60,7 @@ from recallstore.backends._sqlite_rows import (
     rows_by_key,
     run,
 )
-from recallstore.backends._sqlite_search import (
-    FtsStatistics,
-    listing_rows_now,
-    ranked_rows,
-    ranked_search,
-)
+from recallstore.backends._sqlite_search import FtsStatistics, listing_rows_now
 from recallstore.backends._sqlite_wal import (
     ATTEMPT_WAIT_MS,
     AUTOCHECKPOINT_PAGES,

@@ -1,0 +1,77 @@
+"""SQLite keyword search's candidate step: FTS5's tie-complete best, read record by record,
+holds exactly the records the full join of every match picks."""
+
+import random
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from recallstore import MemorySearchQuery, MemoryWriteInput
+from recallstore._query import plan_query
+from recallstore.backends._sqlite_ranked import _best_joined_now, _best_now
+from recallstore.backends._sqlite_search import match_expression
+from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.store import new_record_id, record_from_input
+
+WORDS = ["apple", "pear", "plum", "fig", "kiwi", "lime"]
+
+
+def both(db: Path, query: MemorySearchQuery, n: int) -> tuple[list[str], list[str]]:
+    """(the fast step's record ids, the full join's), each sorted."""
+    text = query.query or ""
+    expression = match_expression(dict(query.scope), plan_query(text), text)
+    now = datetime.now(UTC)
+    conn = sqlite3.connect(db)
+    try:
+        fast = _best_now(conn, query, now, expression, n)
+        joined = _best_joined_now(conn, query, now, expression, n)
+    finally:
+        conn.close()
+    return sorted(str(row[3]) for row in fast), sorted(str(row[3]) for row in joined)
+
+
+async def test_ties_at_the_cut_are_broken_by_recency_as_the_full_join_does(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "memory.db"
+    rng = random.Random(7)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    async with SqliteMemoryStore(db) as store:
+        # Few words, equal lengths: most scores tie. Creation times are shuffled against
+        # the write order, so the rowid cannot stand in for recency.
+        records = [
+            record_from_input(
+                MemoryWriteInput(
+                    scope={"user": f"u{index % 3}"}, content=" ".join(rng.choices(WORDS, k=4))
+                ),
+                record_id=new_record_id(),
+                now=start + timedelta(minutes=rng.randrange(10_000)),
+            )
+            for index in range(300)
+        ]
+        rng.shuffle(records)
+        await store.import_records(records)
+        hits = await store.search(MemorySearchQuery(query="apple kiwi", limit=40))
+        for hit in hits[:25]:
+            await store.invalidate(hit.record.id, "test")
+    for text in ("apple", "apple kiwi", "fig lime plum", "pear"):
+        for n in (1, 5, 37, 100, 400):
+            fast, joined = both(db, MemorySearchQuery(query=text, limit=10), n)
+            assert fast == joined, (text, n)
+            fast, joined = both(
+                db, MemorySearchQuery(query=text, limit=10, include_invalidated=True), n
+            )
+            assert fast == joined, (text, n)
+
+
+async def test_a_query_with_no_match_and_a_query_of_only_invalidated_matches(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "memory.db"
+    async with SqliteMemoryStore(db) as store:
+        await store.write([MemoryWriteInput(scope={"user": "u"}, content="gone word")])
+        hits = await store.search(MemorySearchQuery(query="gone"))
+        await store.invalidate(hits[0].record.id, "test")
+        assert await store.search(MemorySearchQuery(query="gone")) == []
+    assert both(db, MemorySearchQuery(query="gone"), 10) == ([], [])
+    assert both(db, MemorySearchQuery(query="absent"), 10) == ([], [])
