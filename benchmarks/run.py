@@ -5,6 +5,8 @@
 The store benchmark runs at 10,000 and 100,000 records; ``--quick`` at 10,000 only,
 ``--million`` at 1,000,000 as well (about 10 more minutes). Scripts that need data
 which is absent skip themselves and exit 0. Exit status is non-zero if any script failed.
+Scripts in :data:`ON_REQUEST` time a file built beforehand, from one checkout and then
+another, and are not run here.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ QUICK_ARGUMENTS = {
     "delete_bench.py": ["--records", "10000"],
     "write_cost.py": ["--records", "10000"],
 }
+ON_REQUEST = {"listing_cost.py", "search_side.py"}
+"""Run by hand on a given file (their docstrings say how), to compare two checkouts."""
 MILLION_ARGUMENTS = {
     "store_bench.py": ["--records", "10000", "100000", "1000000"],
     "delete_bench.py": ["--records", "100000", "1000000"],
@@ -33,7 +37,7 @@ def scripts() -> list[str]:
     others = sorted(
         path.name
         for path in HERE.glob("*.py")
-        if path.name not in {*ORDER, "run.py"} and not path.name.startswith("_")
+        if path.name not in {*ORDER, *ON_REQUEST, "run.py"} and not path.name.startswith("_")
     )
     return [name for name in ORDER if (HERE / name).is_file()] + others
 
