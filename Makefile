@@ -89,6 +89,7 @@ $(VENV)/.installed-bench-hybrid: pyproject.toml | $(VENV)/.installed-dev
 bench-hybrid: $(VENV)/.installed-bench-hybrid
 	$(BIN)/python benchmarks/hybrid_recall.py
 	$(BIN)/python benchmarks/hybrid_bench.py
+	$(BIN)/python benchmarks/vector_shortlist.py
 
 clean:
 	rm -rf $(VENV) .venv-langchain .pytest_cache .mypy_cache .ruff_cache build dist

@@ -85,6 +85,22 @@ async def test_a_vector_of_the_wrong_length_writes_nothing(tmp_path: Path) -> No
     assert _counts(path) == (0, 0, [("wrong", 8)])
 
 
+class _Ragged:
+    name = "ragged"
+    dimension = 2
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0] * (2 + n % 2) for n in range(len(texts))]
+
+
+async def test_ragged_vectors_name_the_embedder_and_write_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    async with SqliteMemoryStore(path, embedder=_Ragged()) as store:
+        with pytest.raises(ConfigurationError, match="'ragged' returned vectors that are not 2"):
+            await store.write([MemoryWriteInput(scope={}, content=f"note {n}") for n in range(2)])
+    assert _counts(path) == (0, 0, [("ragged", 2)])
+
+
 async def test_broad_searches_use_the_cache_and_see_later_writes(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     async with SqliteMemoryStore(path, embedder=ToyEmbedder()) as store:

@@ -6,8 +6,11 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from recallstore import MemorySearchQuery, MemoryWriteInput
 from recallstore._query import plan_query
+from recallstore.backends import _sqlite_ranked
 from recallstore.backends._sqlite_ranked import _best_joined_now, _best_now
 from recallstore.backends._sqlite_search import match_expression
 from recallstore.backends.sqlite import SqliteMemoryStore
@@ -27,6 +30,7 @@ def both(db: Path, query: MemorySearchQuery, n: int) -> tuple[list[str], list[st
         joined = _best_joined_now(conn, query, now, expression, n)
     finally:
         conn.close()
+    assert [row[3] for row in fast] == [row[3] for row in joined][: len(fast)]
     return sorted(str(row[3]) for row in fast), sorted(str(row[3]) for row in joined)
 
 
@@ -75,3 +79,44 @@ async def test_a_query_with_no_match_and_a_query_of_only_invalidated_matches(
         assert await store.search(MemorySearchQuery(query="gone")) == []
     assert both(db, MemorySearchQuery(query="gone"), 10) == ([], [])
     assert both(db, MemorySearchQuery(query="absent"), 10) == ([], [])
+
+
+async def test_distinct_scores_take_the_bounded_sort_and_agree_with_the_full_join(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "memory.db"
+    rng = random.Random(11)
+    vocabulary = [f"w{index}" for index in range(30)]
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    async with SqliteMemoryStore(db) as store:
+        # Lengths and words vary, so few scores tie: FTS5's LIMIT finds the best.
+        records = [
+            record_from_input(
+                MemoryWriteInput(
+                    scope={}, content=" ".join(rng.choices(vocabulary, k=rng.randint(1, 12)))
+                ),
+                record_id=new_record_id(),
+                now=start + timedelta(minutes=rng.randrange(10_000)),
+            )
+            for _ in range(500)
+        ]
+        await store.import_records(records)
+        for record in rng.sample(records, 60):
+            await store.invalidate(record.id, "test")
+    ranked_calls: list[int] = []
+    original = _sqlite_ranked._best_ranked_now
+
+    def counted(*args: object, **kwargs: object) -> object:
+        ranked_calls.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_sqlite_ranked, "_best_ranked_now", counted)
+    asked = 0
+    for text in ("w1", "w2 w3", "w4 w5 w6 w7", "w0 w9 w19 w29"):
+        for n in (1, 5, 37, 100, 600):
+            for invalid in (False, True):
+                query = MemorySearchQuery(query=text, limit=10, include_invalidated=invalid)
+                fast, joined = both(db, query, n)
+                assert fast == joined, (text, n, invalid)
+                asked += 1
+    assert len(ranked_calls) < asked / 2  # the bounded sort answered most of them

@@ -18,6 +18,7 @@ from recallstore.backends._sqlite_search import (
     _capped_counts_now,
     choose_driver_now,
     filters_of,
+    narrowest_within_now,
 )
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.records import MemoryHit, MemoryRecord, MemoryTarget, Provenance
@@ -150,5 +151,16 @@ async def test_the_narrowest_pair_drives_as_full_counts_would_choose(tmp_path: P
             counts = _capped_counts_now(db, filters)
             expected = min(range(len(filters)), key=counts.__getitem__)
             assert choose_driver_now(db, filters) == expected, scope
+            # The same narrowest pair, or None when even it holds more than the limit.
+            full = [len(_seqs(db, pair)) for _, pair in filters]
+            for limit in (0, 2, 3, 39, 40, 41, 299, 300, 5_000):
+                within = narrowest_within_now(db, filters, limit)
+                smallest = min(range(len(full)), key=full.__getitem__)
+                assert within == (smallest if full[smallest] <= limit else None), (scope, limit)
     finally:
         db.close()
+
+
+def _seqs(db: sqlite3.Connection, pair: tuple[str, ...]) -> list[int]:
+    rows = db.execute("SELECT record_seq FROM memory_scope WHERE key = ? AND value = ?", pair)
+    return [int(row[0]) for row in rows]

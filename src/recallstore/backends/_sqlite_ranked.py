@@ -8,12 +8,13 @@ FTS5's best, see :func:`_best_now`) and ranked on the connection's thread.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Final
 
 import aiosqlite
 
+from recallstore._fusion import FUSION_DEPTH
 from recallstore._query import (
     EXHAUSTIVE_SCOPE,
     RERANK_CANDIDATES,
@@ -22,18 +23,26 @@ from recallstore._query import (
     QueryTerm,
     rank_records_now,
 )
-from recallstore.backends._sqlite_rows import COLUMNS, on_thread, record_from_row
+from recallstore.backends._sqlite_rows import COLUMNS, on_thread, record_from_row, rows_by_id
 from recallstore.backends._sqlite_search import (
     Filter,
     FtsStatistics,
-    _capped_counts_now,
     _record_conditions,
     candidates_sql,
     match_expression,
+    narrowest_within_now,
 )
+from recallstore.backends._sqlite_vectors import VectorCache, nearest_now
+from recallstore.backends._vectors import Matrix
 from recallstore.records import MemoryHit, MemorySearchQuery
 
-__all__ = ["ranked_rows", "ranked_rows_now", "ranked_search"]
+__all__ = ["hybrid_rows_now", "ranked_rows_now", "ranked_search"]
+
+Fusing = Callable[
+    [MemorySearchQuery, Sequence[tuple[float, str]], Sequence[tuple[float, str]]],
+    list[tuple[float, str]],
+]
+"""How a hybrid store fuses its keyword ranking with its nearest records (``_fuse``)."""
 
 
 _CANDIDATE_COLUMNS: Final = "r.seq, r.content, r.created_at, r.id"
@@ -47,6 +56,18 @@ _RANKED_MATCHES: Final = (
     "WHERE place <= ?"
 )
 """Every match scoring at least the n-th best's bm25() (FTS5 alone, ties kept)."""
+
+_BEST_MATCHES: Final = (
+    "SELECT rowid, bm25(memory_fts, 1.0, 0.0) AS score FROM memory_fts "
+    "WHERE memory_fts MATCH ? ORDER BY score LIMIT ?"
+)
+"""FTS5's best matches by bm25() alone: a bounded sort, where rank() sorts them all."""
+_TIE_ROOM: Final = 3
+""":func:`_best_now` reads the ``n`` best matches and ``_TIE_ROOM * n`` more, to see
+where the ties at the n-th score end. Measured on 100k records (docs/benchmarks.md,
+"Fourth round"): 16 more left the ties unresolved in 11 % of queries of real sentences
+and 91 % of the synthetic benchmark's; 3n more, in 2.5 % and 34 %, still a bounded sort
+that costs about half of ``rank()`` over every match on real sentences."""
 
 
 def _rows_by_seq_now(db: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple[Any, ...]]:
@@ -72,7 +93,7 @@ def _candidates_now(
     statistics.refresh_now(db)
     statistics.count_now(db, [term.stem for term in terms])
     pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
-    exhaustive = bool(pairs) and min(_capped_counts_now(db, pairs)) <= EXHAUSTIVE_SCOPE
+    exhaustive = narrowest_within_now(db, pairs, EXHAUSTIVE_SCOPE) is not None
     expression = match_expression(dict(query.scope), terms, query.query or "")
     if exhaustive:
         sql, params = candidates_sql(query, now, ordered=False, columns=_CANDIDATE_COLUMNS)
@@ -108,11 +129,41 @@ def _best_now(
     """:func:`_best_joined_now`, reading records for FTS5's best matches only.
 
     Joining every match to its record (for the filters and the tie-break on recency)
-    cost as much as FTS5's bm25() itself. ``rank() <= n`` over bm25 alone keeps every
-    match scoring at least the n-th best's score, ties included, so when n of those
-    pass the filters, they hold the same best n as the full join; only when filters
-    drop too many of them (invalidated or expired records) is it asked again.
+    cost as much as FTS5's bm25() itself. Every match scoring at least the n-th best's
+    score, ties included, is kept: when n of those pass the filters, they hold the same
+    best n as the full join; only when filters drop too many of them (invalidated or
+    expired records) is it asked again. FTS5's own ``ORDER BY ... LIMIT`` finds them
+    when the ties at the n-th score end within :data:`_TIE_ROOM` times n more matches (a
+    bounded sort); otherwise ``rank()`` over every match does (:data:`_RANKED_MATCHES`).
     """
+    room = n * (1 + _TIE_ROOM)
+    matches = db.execute(_BEST_MATCHES, (expression, room)).fetchall()
+    if not matches:
+        return []
+    every_match = len(matches) < room
+    edge = matches[min(n, len(matches)) - 1][1]
+    if not every_match and matches[-1][1] == edge:
+        return _best_ranked_now(db, query, now, expression, n)
+    score = {int(seq): value for seq, value in matches if value <= edge}
+    where, params = _record_conditions(query, now)
+    marks = ", ".join("?" * len(score))
+    rows = db.execute(
+        f"SELECT {_CANDIDATE_COLUMNS} FROM memory_records AS r "
+        f"WHERE {' AND '.join([f'r.seq IN ({marks})', *where])}",
+        [*score, *params],
+    ).fetchall()
+    if len(rows) < n and len(score) >= n:
+        return _best_joined_now(db, query, now, expression, n)
+    # ORDER BY score, created_at DESC, id DESC: two stable sorts.
+    rows.sort(key=lambda row: (row[2], row[3]), reverse=True)
+    rows.sort(key=lambda row: score[int(row[0])])
+    return rows[:n]
+
+
+def _best_ranked_now(
+    db: sqlite3.Connection, query: MemorySearchQuery, now: datetime, expression: str, n: int
+) -> list[tuple[Any, ...]]:
+    """:func:`_best_now` when ties at the n-th score run past the margin: ``rank()``."""
     where, params = _record_conditions(query, now)
     sql = (
         f"SELECT {_CANDIDATE_COLUMNS}, m.kept FROM ({_RANKED_MATCHES}) AS m "
@@ -132,26 +183,15 @@ async def ranked_search(
     now: datetime,
     statistics: FtsStatistics,
 ) -> list[MemoryHit]:
-    """The hits of a keyword ``query`` (not a listing), ranked by ``rank_records``."""
-    ranked = await ranked_rows(conn, query, now, statistics)
-    return [MemoryHit(record=record_from_row(row), score=score) for score, row in ranked]
+    """The hits of a keyword ``query`` (not a listing), ranked by ``rank_records``.
 
-
-async def ranked_rows(
-    conn: aiosqlite.Connection,
-    query: MemorySearchQuery,
-    now: datetime,
-    statistics: FtsStatistics,
-) -> list[tuple[float, tuple[Any, ...]]]:
-    """:func:`ranked_search` as (score, row): hybrid search builds records only for
-    the hits it keeps.
-
-    One hand-off to the connection's thread: the ranking runs there
-    (:func:`~recallstore._query.rank_records_now`), reading the candidates as (seq,
-    content, recency) only, the document frequencies not cached yet, then the whole
-    rows of the hits.
+    One hand-off to the connection's thread (:func:`ranked_rows_now`): the ranking
+    runs there (:func:`~recallstore._query.rank_records_now`), reading the candidates
+    as (seq, content, recency) only, the document frequencies not cached yet, then the
+    whole rows of the hits.
     """
-    return await on_thread(conn, ranked_rows_now, query, now, statistics)
+    ranked = await on_thread(conn, ranked_rows_now, query, now, statistics)
+    return [MemoryHit(record=record_from_row(row), score=score) for score, row in ranked]
 
 
 def ranked_rows_now(
@@ -160,17 +200,50 @@ def ranked_rows_now(
     now: datetime,
     statistics: FtsStatistics,
 ) -> list[tuple[float, tuple[Any, ...]]]:
-    """:func:`ranked_rows` on the connection's thread."""
+    """The hits of a keyword ``query`` as (score, row), on the connection's thread."""
+    ranked = _ranked_now(db, query, now, statistics)
+    if not ranked:
+        return []
+    rows = _rows_by_seq_now(db, [seq for _, seq, _ in ranked])
+    # A hit deleted since it was ranked (by another connection) is left out.
+    return [(score, rows[seq]) for score, seq, _ in ranked if seq in rows]
+
+
+def _ranked_now(
+    db: sqlite3.Connection, query: MemorySearchQuery, now: datetime, statistics: FtsStatistics
+) -> list[tuple[float, int, str]]:
+    """The keyword ranking of ``query`` as (score, seq, id), best first."""
+    ids: dict[int, str] = {}
 
     def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[int]]:
-        return _candidates_now(db, query, now, terms, n, statistics)
+        found = _candidates_now(db, query, now, terms, n, statistics)
+        ids.update((candidate.item, candidate.recency[1]) for candidate in found)
+        return found
 
     def lookup(stems: Sequence[str]) -> CorpusStatistics:
         return statistics.lookup_now(db, stems)
 
     text = query.query or ""
     ranked = rank_records_now(text, fetch, lookup, query.limit, candidates=RERANK_CANDIDATES)
-    if not ranked:
-        return []
-    rows = _rows_by_seq_now(db, [seq for _, seq in ranked])
-    return [(score, rows[seq]) for score, seq in ranked]
+    return [(score, seq, ids[seq]) for score, seq in ranked]
+
+
+def hybrid_rows_now(
+    db: sqlite3.Connection,
+    query: MemorySearchQuery,
+    vector: Matrix,
+    now: datetime,
+    statistics: FtsStatistics,
+    cache: VectorCache,
+    fusing: Fusing,
+) -> list[tuple[float, tuple[Any, ...]]]:
+    """A hybrid search's hits as (fused score, row), in one hand-off: the keyword
+    ranking and the records nearest ``vector`` (each ``FUSION_DEPTH`` deep, under the
+    same filters) fused by ``fusing``; whole rows are read for the hits only."""
+    depth = max(query.limit, FUSION_DEPTH)
+    ranked = _ranked_now(db, query.model_copy(update={"limit": depth}), now, statistics)
+    nearest = nearest_now(db, query, vector, depth, now, cache)
+    fused = fusing(query, [(score, key) for score, _, key in ranked], nearest)
+    rows = rows_by_id(db, COLUMNS, [key for _, key in fused])
+    # As in ranked_rows_now, a hit deleted since it was ranked is left out.
+    return [(score, tuple(rows[key])) for score, key in fused if key in rows]

@@ -40,6 +40,7 @@ __all__ = [
     "listing_rows_now",
     "listing_sql",
     "match_expression",
+    "narrowest_within_now",
     "scope_token",
 ]
 
@@ -134,6 +135,24 @@ def _narrowest_now(db: sqlite3.Connection, filters: list[Filter]) -> int:
         if smallest < cap or cap >= DRIVER_CAP:
             return counts.index(smallest)
         cap = min(cap * _CAP_GROWTH, DRIVER_CAP)
+
+
+def narrowest_within_now(db: sqlite3.Connection, filters: list[Filter], limit: int) -> int | None:
+    """The narrowest of ``filters`` (the first of equals) when it holds at most ``limit``
+    rows, else None; counted under caps that start small, as in :func:`_narrowest_now`,
+    so a user's pair beside its tenant's costs what the user's records cost."""
+    if not filters:
+        return None
+    cap = _FIRST_CAP
+    while True:
+        counted = min(cap, limit + 1)
+        counts = _capped_counts_now(db, filters, counted)
+        smallest = min(counts)
+        if smallest < counted:
+            return counts.index(smallest)
+        if counted > limit:
+            return None
+        cap *= _CAP_GROWTH
 
 
 def choose_driver_now(db: sqlite3.Connection, filters: list[Filter]) -> int | None:

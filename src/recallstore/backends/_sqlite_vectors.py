@@ -6,15 +6,16 @@ embedder's name and dimension the vectors were made with, so a store is never se
 with vectors of two models.
 
 At query time the vectors are not read from the file: a per-store :class:`VectorCache`
-holds every vector in one matrix (1.5 KB a record at 384 dimensions), kept current
-incrementally (each vector row is read once: ``vseq`` only grows). Finding the
-records nearest a query then costs what the scope costs, as keyword search does:
+holds every vector in one :class:`~recallstore.backends._vectors.VectorRows` (3 KB a
+record at 768 dimensions), kept current incrementally (each vector row is read once:
+``vseq`` only grows). Finding the records nearest a query then costs what the scope
+costs, as keyword search does:
 
 * within a scope of at most :data:`SCAN_SCOPE` records, the scope's records passing
   every filter are listed through the scope index and only their rows are compared;
-* otherwise (unscoped, or a broad scope) the whole matrix is compared in one product,
-  and the closest records are checked against the filters by primary key, widening
-  until enough pass.
+* otherwise (unscoped, or a broad scope) the closest rows of the whole cache (exact
+  up to ``EXACT_ROWS``, else the best of a sign-bit shortlist) are checked against the
+  filters by primary key, best first, widening until enough pass.
 """
 
 from __future__ import annotations
@@ -28,8 +29,14 @@ from typing import TYPE_CHECKING, Any, Final
 import aiosqlite
 
 from recallstore.backends._sqlite_rows import RECORD_COLUMNS, fetchone, on_thread, record_from_row
-from recallstore.backends._sqlite_search import _CHECK, _LOOKUP, _record_conditions
-from recallstore.backends._vectors import Matrix, from_blobs, numpy, to_blob, top_cosine
+from recallstore.backends._sqlite_search import (
+    _CHECK,
+    _LOOKUP,
+    Filter,
+    _record_conditions,
+    narrowest_within_now,
+)
+from recallstore.backends._vectors import Matrix, VectorRows, from_blobs, to_blob, top_cosine
 from recallstore.embedding import Embedder
 from recallstore.errors import EmbedderMismatchError
 from recallstore.records import MemoryRecord, MemorySearchQuery, format_timestamp
@@ -134,87 +141,93 @@ def replace_now(db: sqlite3.Connection, name: str, dimension: int, made: dict[st
 
 
 class VectorCache:
-    """Every vector of the file in one matrix, for searches too broad to read per query.
+    """Every vector of the file in one :class:`VectorRows`, for searches too broad to
+    read per query.
 
     Refreshed like ``FtsStatistics``: only when ``PRAGMA data_version`` or this
     connection's ``total_changes`` moved, and then only the rows added since (a new
     embedder generation, after ``reembed``, reloads everything). Vectors of deleted
-    records may linger until then; :func:`nearest` checks every candidate's record.
+    records may linger until then; :func:`nearest_now` checks every candidate's record.
     """
 
     def __init__(self) -> None:
         self._version: tuple[int, int] | None = None
         self._generation: int | None = None
         self._last = 0
-        self._count = 0
-        self._matrix: Matrix | None = None
+        self._rows: VectorRows | None = None
         self._seqs: list[int] = []
+        self._ids: list[str] = []
         self._row: dict[int, int] = {}
 
-    def load(self, db: sqlite3.Connection, dimension: int) -> tuple[Matrix, list[int]]:
-        """The matrix (a row per vector) and the record seq of each row; on the
-        connection's thread."""
-        np = numpy()
+    def load(self, db: sqlite3.Connection, dimension: int) -> VectorRows:
+        """The vectors (a row each, see :meth:`record`), current; on the connection's
+        thread."""
         row = db.execute("PRAGMA data_version").fetchone()
         version = (int(row[0]) if row is not None else 0, db.total_changes)
         if version != self._version:
             stored = db.execute("SELECT generation FROM memory_embedder").fetchone()
             generation = None if stored is None else int(stored[0])
-            if generation != self._generation or self._matrix is None:
-                self._generation, self._last, self._count = generation, 0, 0
-                self._matrix = np.zeros((1024, dimension), dtype=np.float32)
-                self._seqs, self._row = [], {}
-            rows = db.execute(
-                "SELECT vseq, record_seq, vector FROM memory_vectors WHERE vseq > ? ORDER BY vseq",
-                (self._last,),
-            ).fetchall()
+            if generation != self._generation or self._rows is None:
+                self._generation, self._last = generation, 0
+                self._rows = VectorRows(dimension)
+                self._seqs, self._ids, self._row = [], [], {}
+            rows = db.execute(_VECTORS_SINCE, (self._last,)).fetchall()
             if rows:
                 self._add(
-                    [int(r[1]) for r in rows], from_blobs([bytes(r[2]) for r in rows], dimension)
+                    [(int(r[1]), str(r[2])) for r in rows],
+                    from_blobs([bytes(r[3]) for r in rows], dimension),
                 )
                 self._last = int(rows[-1][0])
             self._version = version
-        assert self._matrix is not None
-        return self._matrix[: self._count], self._seqs
+        assert self._rows is not None
+        return self._rows
 
-    def position(self, seq: int) -> int | None:
-        """The matrix row of record ``seq``'s vector, or None (no vector)."""
-        return self._row.get(seq)
+    def record(self, row: int) -> tuple[int, str]:
+        """The seq and id of the record whose vector is in ``row``."""
+        return self._seqs[row], self._ids[row]
 
-    def _add(self, seqs: list[int], vectors: Matrix) -> None:
-        np = numpy()
-        assert self._matrix is not None
-        needed = self._count + len(seqs)
-        if needed > len(self._matrix):
-            grown = np.zeros(
-                (max(needed, 2 * len(self._matrix)), self._matrix.shape[1]), np.float32
-            )
-            grown[: self._count] = self._matrix[: self._count]
-            self._matrix = grown
-        for seq, vector in zip(seqs, vectors, strict=True):
+    def position(self, seq: int, record_id: str) -> int | None:
+        """The row of the vector of record ``record_id``, stored at ``seq``; None when
+        there is none (a record written without an embedder, perhaps at the seq of a
+        deleted one whose vector is still cached)."""
+        row = self._row.get(seq)
+        return row if row is not None and self._ids[row] == record_id else None
+
+    def _add(self, records: list[tuple[int, str]], vectors: Matrix) -> None:
+        assert self._rows is not None
+        positions = []
+        for seq, record_id in records:
             row = self._row.get(seq)
             if row is None:
-                row = self._row[seq] = self._count
+                row = self._row[seq] = len(self._seqs)
                 self._seqs.append(seq)
-                self._count += 1
-            self._matrix[row] = vector
+                self._ids.append(record_id)
+            self._ids[row] = record_id
+            positions.append(row)
+        self._rows.put(positions, vectors)
 
 
-# Only records with a vector row: the cache is keyed by seq, and a record written
-# without an embedder may take the seq of a deleted one whose vector the cache still
-# holds. CROSS JOIN keeps the records first (then each vector by its unique key).
-_WITH_VECTOR: Final = (
-    "SELECT r.seq, r.id FROM memory_records AS r "
-    "CROSS JOIN memory_vectors AS v ON v.record_seq = r.seq"
+_RECORD_IDS: Final = "SELECT r.seq, r.id FROM memory_records AS r"
+
+_VECTORS_SINCE: Final = (
+    "SELECT v.vseq, v.record_seq, r.id, v.vector FROM memory_vectors AS v "
+    "JOIN memory_records AS r ON r.seq = v.record_seq WHERE v.vseq > ? ORDER BY v.vseq"
 )
+"""The vectors stored after a ``vseq``, each with its record's seq and id: a record
+has a cached vector only when both match (:meth:`VectorCache.position`)."""
 
 
-def _filters(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[Any]]:
+def _filters(
+    query: MemorySearchQuery, now: datetime, driver: tuple[str, str] | None = None
+) -> tuple[list[str], list[Any]]:
+    """The conditions of ``query``'s filters on ``r``, but the ``driver`` pair's (the
+    rows come from its index)."""
     where: list[str] = []
     params: list[Any] = []
-    for key, value in query.scope.items():
-        where.append(_CHECK["scope"])
-        params.extend((key, value))
+    for pair in query.scope.items():
+        if pair != driver:
+            where.append(_CHECK["scope"])
+            params.extend(pair)
     for tag in query.tags or ():
         where.append(_CHECK["tag"])
         params.append(tag)
@@ -225,15 +238,12 @@ def _filters(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[A
 def _ids_by_seq(
     db: sqlite3.Connection, seqs: Sequence[int], query: MemorySearchQuery, now: datetime
 ) -> dict[int, str]:
-    """The ids of the records among ``seqs`` that pass ``query``'s filters."""
+    """The ids of the records among ``seqs`` (at most 500) that pass ``query``'s
+    filters."""
     where, params = _filters(query, now)
-    found: dict[int, str] = {}
-    for start in range(0, len(seqs), 500):
-        page = list(seqs[start : start + 500])
-        condition = " AND ".join([f"r.seq IN ({', '.join('?' * len(page))})", *where])
-        rows = db.execute(f"{_WITH_VECTOR} WHERE {condition}", [*page, *params]).fetchall()
-        found.update((int(row[0]), str(row[1])) for row in rows)
-    return found
+    condition = " AND ".join([f"r.seq IN ({', '.join('?' * len(seqs))})", *where])
+    rows = db.execute(f"{_RECORD_IDS} WHERE {condition}", [*seqs, *params]).fetchall()
+    return {int(row[0]): str(row[1]) for row in rows}
 
 
 def nearest_now(
@@ -245,45 +255,50 @@ def nearest_now(
     cache: VectorCache,
 ) -> list[tuple[float, str]]:
     """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``,
-    as (cosine, id), best first; on the connection's thread (one hand-off per search).
+    as (cosine, id), best first; on the connection's thread.
 
-    The vectors come from ``cache``; within a scope of at most :data:`SCAN_SCOPE`
+    The vectors come from ``cache``. Within a scope of at most :data:`SCAN_SCOPE`
     records, the scope's records passing the filters are listed first (through the
-    scope index) and only their rows of the matrix are compared.
+    scope index) and only their rows are compared; otherwise the closest rows of the
+    whole cache (:meth:`VectorRows.closest`) are checked against the filters, best
+    first, ``n`` at a time, widening until ``n`` pass.
     """
-    dimension = int(vector.shape[0])
-    matrix, seqs = cache.load(db, dimension)
-    pairs = list(query.scope.items())
-    counts = [
-        int(
-            db.execute(
-                f"SELECT count(*) FROM ({_LOOKUP['scope']} LIMIT ?)", (*pair, SCAN_SCOPE + 1)
-            ).fetchone()[0]
-        )
-        for pair in pairs
-    ]
-    if counts and min(counts) <= SCAN_SCOPE:
-        driver = pairs[min(range(len(pairs)), key=counts.__getitem__)]
-        where, params = _filters(query, now)
-        rows = db.execute(
-            f"{_WITH_VECTOR} WHERE r.seq IN ({_LOOKUP['scope']}) AND {' AND '.join(where)}",
-            [*driver, *params],
-        ).fetchall()
+    rows = cache.load(db, int(vector.shape[0]))
+    pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
+    driver = narrowest_within_now(db, pairs, SCAN_SCOPE)
+    if driver is not None:
+        driving = pairs[driver][1]
+        where, params = _filters(query, now, (driving[0], driving[1]))
+        condition = " AND ".join([f"r.seq IN ({_LOOKUP['scope']})", *where])
+        listed = db.execute(f"{_RECORD_IDS} WHERE {condition}", [*driving, *params])
         positions, ids = [], []
-        for seq, record_id in rows:
-            position = cache.position(int(seq))
+        for seq, record_id in listed.fetchall():
+            position = cache.position(seq, record_id)
             if position is not None:
                 positions.append(position)
-                ids.append(str(record_id))
-        best = top_cosine(matrix[positions], vector, n)
+                ids.append(record_id)
+        best = top_cosine(rows.matrix[positions], vector, n)
         return [(score, ids[at]) for score, at in best]
+    checked: dict[int, str | None] = {}  # seq -> id when it passes the filters
     wanted = n * 4
     while True:
-        best = top_cosine(matrix, vector, wanted)
-        passing = _ids_by_seq(db, [seqs[row] for _, row in best], query, now)
-        found = [(score, passing[seqs[row]]) for score, row in best if seqs[row] in passing]
-        if len(found) >= n or wanted >= len(matrix):
-            return found[:n]
+        # A wider ask may put rows the narrower one did not see before checked ones,
+        # so each pass walks its whole list, checking only rows not checked before.
+        found: list[tuple[float, str]] = []
+        closest = rows.closest(vector, wanted)
+        step = min(max(n, 1), 500)
+        for start in range(0, len(closest), step):
+            page = [(score, *cache.record(row)) for score, row in closest[start : start + step]]
+            unknown = [seq for _, seq, _ in page if seq not in checked]
+            if unknown:
+                passing = _ids_by_seq(db, unknown, query, now)
+                checked.update((seq, passing.get(seq)) for seq in unknown)
+            # The record at a seq must be the one the vector was made for.
+            found.extend((score, key) for score, seq, key in page if checked.get(seq) == key)
+            if len(found) >= n:
+                return found[:n]
+        if wanted >= rows.count:
+            return found
         wanted *= 4
 
 

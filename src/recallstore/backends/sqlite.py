@@ -21,7 +21,6 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
-from functools import partial
 from pathlib import Path
 from typing import Any, Final, Literal, Self
 
@@ -32,7 +31,7 @@ from recallstore.backends import _sqlite_journal as journal_table
 from recallstore.backends import _sqlite_schema as schema
 from recallstore.backends import _sqlite_vectors as vectors
 from recallstore.backends._forget_extension import ForgetsScopes
-from recallstore.backends._hybrid import FUSION_DEPTH, HybridSearch, hits_of
+from recallstore.backends._hybrid import HybridSearch
 from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._sqlite_commit import GroupCommit
 from recallstore.backends._sqlite_delete import (
@@ -43,7 +42,7 @@ from recallstore.backends._sqlite_delete import (
 )
 from recallstore.backends._sqlite_driver import SqliteDriver, choose_sqlite
 from recallstore.backends._sqlite_journal import SqliteJournalPrimitives
-from recallstore.backends._sqlite_ranked import ranked_rows, ranked_search
+from recallstore.backends._sqlite_ranked import hybrid_rows_now, ranked_search
 from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
     COLUMNS,
@@ -394,18 +393,18 @@ class SqliteMemoryStore(
     ) -> list[MemoryHit]:
         if self._embedder is not None and not query.is_listing:
             vector = await self._embed_query(query.query or "")
-            depth = max(query.limit, FUSION_DEPTH)
             async with self._reading() as conn:
-                rows = await ranked_rows(conn, self._fusion_query(query), now, self._statistics)
-                near = await on_thread(
-                    conn, vectors.nearest_now, query, vector, depth, now, self._vector_cache
+                fused = await on_thread(
+                    conn,
+                    hybrid_rows_now,
+                    query,
+                    vector,
+                    now,
+                    self._statistics,
+                    self._vector_cache,
+                    self._fuse,
                 )
-                known = {str(row[0]): partial(record_from_row, row) for _, row in rows}
-                fused = self._fuse(query, [(score, str(row[0])) for score, row in rows], near)
-                missing = [key for _, key in fused if key not in known]
-                more = await on_thread(conn, rows_by_id, COLUMNS, missing) if missing else {}
-            known.update((key, partial(record_from_row, row)) for key, row in more.items())
-            return hits_of(fused, known, {})
+            return [MemoryHit(record=record_from_row(row), score=score) for score, row in fused]
         async with self._reading() as conn:
             if not query.is_listing:
                 return await ranked_search(conn, query, now, self._statistics)
