@@ -128,19 +128,15 @@ def _narrowest_now(db: sqlite3.Connection, filters: list[Filter]) -> int:
     find it, by counts under a cap that starts small and grows only while every filter
     reaches it: the work follows the narrowest filter's size, not :data:`DRIVER_CAP`
     per broad one (a tenant's pair beside its user's read 2,000 index entries)."""
-    cap = _FIRST_CAP
-    while True:
-        counts = _capped_counts_now(db, filters, cap)
-        smallest = min(counts)
-        if smallest < cap or cap >= DRIVER_CAP:
-            return counts.index(smallest)
-        cap = min(cap * _CAP_GROWTH, DRIVER_CAP)
+    narrowest = narrowest_within_now(db, filters, DRIVER_CAP - 1)
+    return 0 if narrowest is None else narrowest  # all reach the cap: the first
 
 
 def narrowest_within_now(db: sqlite3.Connection, filters: list[Filter], limit: int) -> int | None:
     """The narrowest of ``filters`` (the first of equals) when it holds at most ``limit``
-    rows, else None; counted under caps that start small, as in :func:`_narrowest_now`,
-    so a user's pair beside its tenant's costs what the user's records cost."""
+    rows, else None; counted under caps that start small and grow only while every
+    filter reaches them, so a user's pair beside its tenant's costs what the user's
+    records cost."""
     if not filters:
         return None
     cap = _FIRST_CAP

@@ -202,7 +202,8 @@ class VectorCache:
                 row = self._row[seq] = len(self._seqs)
                 self._seqs.append(seq)
                 self._ids.append(record_id)
-            self._ids[row] = record_id
+            else:
+                self._ids[row] = record_id
             positions.append(row)
         self._rows.put(positions, vectors)
 
@@ -236,11 +237,11 @@ def _filters(
 
 
 def _ids_by_seq(
-    db: sqlite3.Connection, seqs: Sequence[int], query: MemorySearchQuery, now: datetime
+    db: sqlite3.Connection, seqs: Sequence[int], filters: tuple[list[str], list[Any]]
 ) -> dict[int, str]:
-    """The ids of the records among ``seqs`` (at most 500) that pass ``query``'s
-    filters."""
-    where, params = _filters(query, now)
+    """The ids of the records among ``seqs`` (at most 500) that pass ``filters`` (from
+    :func:`_filters`)."""
+    where, params = filters
     condition = " AND ".join([f"r.seq IN ({', '.join('?' * len(seqs))})", *where])
     rows = db.execute(f"{_RECORD_IDS} WHERE {condition}", [*seqs, *params]).fetchall()
     return {int(row[0]): str(row[1]) for row in rows}
@@ -279,6 +280,7 @@ def nearest_now(
                 ids.append(record_id)
         best = top_cosine(rows.matrix[positions], vector, n)
         return [(score, ids[at]) for score, at in best]
+    filters = _filters(query, now)
     checked: dict[int, str | None] = {}  # seq -> id when it passes the filters
     wanted = n * 4
     while True:
@@ -291,7 +293,7 @@ def nearest_now(
             page = [(score, *cache.record(row)) for score, row in closest[start : start + step]]
             unknown = [seq for _, seq, _ in page if seq not in checked]
             if unknown:
-                passing = _ids_by_seq(db, unknown, query, now)
+                passing = _ids_by_seq(db, unknown, filters)
                 checked.update((seq, passing.get(seq)) for seq in unknown)
             # The record at a seq must be the one the vector was made for.
             found.extend((score, key) for score, seq, key in page if checked.get(seq) == key)
