@@ -1,5 +1,5 @@
-"""SQLite keyword search's candidate step: FTS5's tie-complete best, read record by record,
-holds exactly the records the full join of every match picks."""
+"""SQLite keyword search's candidate step: FTS5's best, read record by record, holds
+exactly the records the full join of every match picks, in the same order."""
 
 import random
 import sqlite3
@@ -34,7 +34,7 @@ def both(db: Path, query: MemorySearchQuery, n: int) -> tuple[list[str], list[st
     return sorted(str(row[3]) for row in fast), sorted(str(row[3]) for row in joined)
 
 
-async def test_ties_at_the_cut_are_broken_by_recency_as_the_full_join_does(
+async def test_equal_scores_at_the_cut_go_to_the_last_written_as_in_the_full_join(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "memory.db"
@@ -42,7 +42,7 @@ async def test_ties_at_the_cut_are_broken_by_recency_as_the_full_join_does(
     start = datetime(2024, 1, 1, tzinfo=UTC)
     async with SqliteMemoryStore(db) as store:
         # Few words, equal lengths: most scores tie. Creation times are shuffled against
-        # the write order, so the rowid cannot stand in for recency.
+        # the write order: the cut follows the write order, as the full join does.
         records = [
             record_from_input(
                 MemoryWriteInput(
@@ -68,6 +68,17 @@ async def test_ties_at_the_cut_are_broken_by_recency_as_the_full_join_does(
             assert fast == joined, (text, n)
 
 
+async def test_of_identical_records_the_last_written_are_the_candidates(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    async with SqliteMemoryStore(db) as store:
+        written = await store.write(
+            [MemoryWriteInput(scope={"user": "u"}, content="same words") for _ in range(30)]
+        )
+    query = MemorySearchQuery(query="words", limit=10)
+    fast, joined = both(db, query, 7)
+    assert fast == joined == sorted(record.id for record in written[-7:])
+
+
 async def test_a_query_with_no_match_and_a_query_of_only_invalidated_matches(
     tmp_path: Path,
 ) -> None:
@@ -81,7 +92,7 @@ async def test_a_query_with_no_match_and_a_query_of_only_invalidated_matches(
     assert both(db, MemorySearchQuery(query="absent"), 10) == ([], [])
 
 
-async def test_distinct_scores_take_the_bounded_sort_and_agree_with_the_full_join(
+async def test_filters_dropping_more_than_the_room_ask_the_full_join(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = tmp_path / "memory.db"
@@ -89,7 +100,6 @@ async def test_distinct_scores_take_the_bounded_sort_and_agree_with_the_full_joi
     vocabulary = [f"w{index}" for index in range(30)]
     start = datetime(2024, 1, 1, tzinfo=UTC)
     async with SqliteMemoryStore(db) as store:
-        # Lengths and words vary, so few scores tie: FTS5's LIMIT finds the best.
         records = [
             record_from_input(
                 MemoryWriteInput(
@@ -101,16 +111,21 @@ async def test_distinct_scores_take_the_bounded_sort_and_agree_with_the_full_joi
             for _ in range(500)
         ]
         await store.import_records(records)
+        # The best matches of "w1" invalidated: more than the room beyond n = 10.
+        best = await store.search(MemorySearchQuery(query="w1", limit=40))
+        for hit in best:
+            await store.invalidate(hit.record.id, "test")
         for record in rng.sample(records, 60):
-            await store.invalidate(record.id, "test")
-    ranked_calls: list[int] = []
-    original = _sqlite_ranked._best_ranked_now
+            if record.id not in {hit.record.id for hit in best}:
+                await store.invalidate(record.id, "test")
+    joined_calls: list[int] = []
+    original = _sqlite_ranked._best_joined_now
 
     def counted(*args: object, **kwargs: object) -> object:
-        ranked_calls.append(1)
+        joined_calls.append(1)
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_sqlite_ranked, "_best_ranked_now", counted)
+    monkeypatch.setattr(_sqlite_ranked, "_best_joined_now", counted)
     asked = 0
     for text in ("w1", "w2 w3", "w4 w5 w6 w7", "w0 w9 w19 w29"):
         for n in (1, 5, 37, 100, 600):
@@ -119,4 +134,7 @@ async def test_distinct_scores_take_the_bounded_sort_and_agree_with_the_full_joi
                 fast, joined = both(db, query, n)
                 assert fast == joined, (text, n, invalid)
                 asked += 1
-    assert len(ranked_calls) < asked / 2  # the bounded sort answered most of them
+    assert 0 < len(joined_calls) < asked / 2  # FTS5 alone answered most of them
+    before = len(joined_calls)
+    both(db, MemorySearchQuery(query="w1", limit=10), 10)
+    assert len(joined_calls) == before + 1  # its 40 best are invalidated

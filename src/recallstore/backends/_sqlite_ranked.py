@@ -49,25 +49,15 @@ _CANDIDATE_COLUMNS: Final = "r.seq, r.content, r.created_at, r.id"
 """What ranking needs of a candidate; whole rows are read for the hits alone."""
 
 
-_RANKED_MATCHES: Final = (
-    "SELECT seq, score, count(*) OVER () AS kept FROM (SELECT seq, score, "
-    "rank() OVER (ORDER BY score) AS place FROM (SELECT rowid AS seq, "
-    "bm25(memory_fts, 1.0, 0.0) AS score FROM memory_fts WHERE memory_fts MATCH ?)) "
-    "WHERE place <= ?"
-)
-"""Every match scoring at least the n-th best's bm25() (FTS5 alone, ties kept)."""
-
 _BEST_MATCHES: Final = (
     "SELECT rowid, bm25(memory_fts, 1.0, 0.0) AS score FROM memory_fts "
-    "WHERE memory_fts MATCH ? ORDER BY score LIMIT ?"
+    "WHERE memory_fts MATCH ? ORDER BY score, rowid DESC LIMIT ?"
 )
-"""FTS5's best matches by bm25() alone: a bounded sort, where rank() sorts them all."""
-_TIE_ROOM: Final = 3
-""":func:`_best_now` reads the ``n`` best matches and ``_TIE_ROOM * n`` more, to see
-where the ties at the n-th score end. Measured on 100k records (docs/benchmarks.md,
-"Fourth round"): 16 more left the ties unresolved in 11 % of queries of real sentences
-and 91 % of the synthetic benchmark's; 3n more, in 2.5 % and 34 %, still a bounded sort
-that costs about half of ``rank()`` over every match on real sentences."""
+"""FTS5's best matches by bm25() alone, equal scores last written first: a bounded sort."""
+_FILTER_ROOM: Final = 2
+""":func:`_best_now` reads ``n // _FILTER_ROOM`` matches beyond the ``n`` best, for
+records its filters drop (invalidated, expired, of another kind); only when more are
+dropped does it join every match."""
 
 
 def _rows_by_seq_now(db: sqlite3.Connection, seqs: list[int]) -> dict[int, tuple[Any, ...]]:
@@ -128,53 +118,29 @@ def _best_now(
 ) -> list[tuple[Any, ...]]:
     """:func:`_best_joined_now`, reading records for FTS5's best matches only.
 
-    Joining every match to its record (for the filters and the tie-break on recency)
-    cost as much as FTS5's bm25() itself. Every match scoring at least the n-th best's
-    score, ties included, is kept: when n of those pass the filters, they hold the same
-    best n as the full join; only when filters drop too many of them (invalidated or
-    expired records) is it asked again. FTS5's own ``ORDER BY ... LIMIT`` finds them
-    when the ties at the n-th score end within :data:`_TIE_ROOM` times n more matches (a
-    bounded sort); otherwise ``rank()`` over every match does (:data:`_RANKED_MATCHES`).
+    Joining every match to its record (for the filters) cost as much as FTS5's bm25()
+    itself. FTS5 alone finds its best ``n`` and a few more (:data:`_FILTER_ROOM`) in the
+    same order as the full join, by (bm25(), seq descending); their records are read
+    and filtered, and when ``n`` pass they are the full join's best ``n``. Only when
+    the filters drop more (many invalidated or expired records among the best) is the
+    full join asked.
     """
-    room = n * (1 + _TIE_ROOM)
+    room = n + n // _FILTER_ROOM
     matches = db.execute(_BEST_MATCHES, (expression, room)).fetchall()
     if not matches:
         return []
-    every_match = len(matches) < room
-    edge = matches[min(n, len(matches)) - 1][1]
-    if not every_match and matches[-1][1] == edge:
-        return _best_ranked_now(db, query, now, expression, n)
-    score = {int(seq): value for seq, value in matches if value <= edge}
+    place = {int(seq): index for index, (seq, _) in enumerate(matches)}
     where, params = _record_conditions(query, now)
-    marks = ", ".join("?" * len(score))
+    marks = ", ".join("?" * len(place))
     rows = db.execute(
         f"SELECT {_CANDIDATE_COLUMNS} FROM memory_records AS r "
         f"WHERE {' AND '.join([f'r.seq IN ({marks})', *where])}",
-        [*score, *params],
+        [*place, *params],
     ).fetchall()
-    if len(rows) < n and len(score) >= n:
+    if len(rows) < n and len(matches) == room:
         return _best_joined_now(db, query, now, expression, n)
-    # ORDER BY score, created_at DESC, id DESC: two stable sorts.
-    rows.sort(key=lambda row: (row[2], row[3]), reverse=True)
-    rows.sort(key=lambda row: score[int(row[0])])
+    rows.sort(key=lambda row: place[int(row[0])])
     return rows[:n]
-
-
-def _best_ranked_now(
-    db: sqlite3.Connection, query: MemorySearchQuery, now: datetime, expression: str, n: int
-) -> list[tuple[Any, ...]]:
-    """:func:`_best_now` when ties at the n-th score run past the margin: ``rank()``."""
-    where, params = _record_conditions(query, now)
-    sql = (
-        f"SELECT {_CANDIDATE_COLUMNS}, m.kept FROM ({_RANKED_MATCHES}) AS m "
-        f"JOIN memory_records AS r ON r.seq = m.seq "
-        f"{'WHERE ' + ' AND '.join(where) if where else ''} "
-        "ORDER BY m.score, r.created_at DESC, r.id DESC LIMIT ?"
-    )
-    rows = db.execute(sql, [expression, n, *params, n]).fetchall()
-    if len(rows) == n or (rows and rows[0][-1] < n):
-        return [row[:-1] for row in rows]
-    return _best_joined_now(db, query, now, expression, n)
 
 
 async def ranked_search(

@@ -322,13 +322,15 @@ def candidates_sql(
 
     Scope pairs are part of the expression (see :func:`match_expression`); tags, kinds,
     validity and expiry are checked per match. ``ordered`` asks for FTS5's own best
-    first (``bm25()`` over the content column), else every match in index order.
+    first (``bm25()`` over the content column; equal scores last written first, by
+    seq, which FTS5 orders without reading the records), else every match in index
+    order.
     ``columns`` of ``memory_records AS r`` (every record column unless given).
     """
     tags = [tag for tag in query.tags or ()]
     where, params = _record_conditions(query, now)
     condition = " AND ".join(["memory_fts MATCH ?", *(_CHECK["tag"] for _ in tags), *where])
-    order = "ORDER BY bm25(memory_fts, 1.0, 0.0), r.created_at DESC, r.id DESC" if ordered else ""
+    order = "ORDER BY bm25(memory_fts, 1.0, 0.0), r.seq DESC" if ordered else ""
     sql = (
         f"SELECT {columns} FROM memory_fts "
         "JOIN memory_records AS r ON r.seq = memory_fts.rowid "
