@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Final, Protocol, Self, runtime_checkable
 
 from recallstore._text import MAX_QUERY_TERMS, query_terms, tokenize
-from recallstore.errors import MemoryConflictError, MemoryValidationError
+from recallstore.errors import ConfigurationError, MemoryConflictError, MemoryValidationError
 from recallstore.records import (
     _MAX_ID_CHARS,
     MemoryHit,
@@ -41,12 +41,15 @@ __all__ = [
     "check_import_batch",
     "common_scope",
     "deterministic_ids",
+    "ids_from",
     "is_storable_id",
     "is_valid_record_id",
     "new_record_id",
+    "new_record_ids",
     "newest_timestamp",
     "query_terms",
     "record_from_input",
+    "records_from_inputs",
     "records_to_import",
     "scope_matches",
     "tokenize",
@@ -200,7 +203,14 @@ def new_record_id() -> str:
     Within one process ids are strictly increasing, so "id desc" is a stable recency
     tie-break.
     """
+    return new_record_ids(1)[0]
+
+
+def new_record_ids(count: int) -> list[str]:
+    """``count`` successive :func:`new_record_id` ids, with one look at the clock."""
     global _last_id_ms, _last_id_random
+    if count <= 0:
+        return []
     with _id_lock:
         now_ms = time.time_ns() // 1_000_000
         if now_ms <= _last_id_ms:
@@ -208,8 +218,25 @@ def new_record_id() -> str:
             _last_id_random += 1
         else:
             _last_id_random = int.from_bytes(os.urandom(10), "big") >> 1
+        first = _last_id_random
+        _last_id_random += count - 1
         _last_id_ms = now_ms
-        return _encode_id(now_ms, _last_id_random)
+    return [_encode_id(now_ms, first + offset) for offset in range(count)]
+
+
+def ids_from(source: Callable[[], str], count: int) -> list[str]:
+    """``count`` new ids from ``source`` (a store's ``ids=``), each held to
+    :func:`is_valid_record_id`: :func:`new_record_ids` for the default source."""
+    if source is new_record_id:
+        return new_record_ids(count)
+    ids = [source() for _ in range(count)]
+    # The rule imported ids meet too, so every id opens in the dashboard and the CLI.
+    if bad := [i for i in ids if not isinstance(i, str) or not is_valid_record_id(i)]:
+        raise ConfigurationError(
+            f"the store's ids source returned an unusable id: {bad[0]!r} "
+            "(ids are 1 to 128 ASCII letters, digits, '-' or '_')"
+        )
+    return ids
 
 
 def deterministic_ids(seed: int = 0) -> Callable[[], str]:
@@ -235,6 +262,9 @@ def deterministic_ids(seed: int = 0) -> Callable[[], str]:
     return next_id
 
 
+_ONE_MICROSECOND: Final = timedelta(microseconds=1)
+
+
 class MonotonicClock:
     """Wraps a clock so successive readings strictly increase (by at least 1 µs).
 
@@ -252,9 +282,22 @@ class MonotonicClock:
         with self._lock:
             now = self._clock().astimezone(UTC)
             if self._last is not None and now <= self._last:
-                now = self._last + timedelta(microseconds=1)
+                now = self._last + _ONE_MICROSECOND
             self._last = now
             return now
+
+    def readings(self, count: int) -> list[datetime]:
+        """``count`` successive timestamps from one reading of the clock, 1 µs apart
+        (what ``count`` calls in a row give when the clock stands still)."""
+        if count <= 0:
+            return []
+        with self._lock:
+            now = self._clock().astimezone(UTC)
+            if self._last is not None and now <= self._last:
+                now = self._last + _ONE_MICROSECOND
+            stamps = [now + offset * _ONE_MICROSECOND for offset in range(count)]
+            self._last = stamps[-1]
+            return stamps
 
     def observe(self, moment: datetime | None) -> None:
         """Never hand out a time at or before ``moment`` (e.g. the newest stored record)."""
@@ -263,6 +306,19 @@ class MonotonicClock:
         with self._lock:
             if self._last is None or moment > self._last:
                 self._last = moment
+
+
+def records_from_inputs(
+    inputs: Sequence[MemoryWriteInput], *, ids: Sequence[str], stamps: Sequence[datetime]
+) -> list[MemoryRecord]:
+    """:func:`record_from_input` for each input, with its id and stamp, in order."""
+    records = []
+    for inp, record_id, now in zip(inputs, ids, stamps, strict=True):
+        if now.tzinfo is None or now.utcoffset() or not is_valid_record_id(record_id):
+            records.append(record_from_input(inp, record_id=record_id, now=now))
+        else:
+            records.append(_assembled_record(inp, record_id, now))
+    return records
 
 
 def record_from_input(inp: MemoryWriteInput, *, record_id: str, now: datetime) -> MemoryRecord:
@@ -278,6 +334,11 @@ def record_from_input(inp: MemoryWriteInput, *, record_id: str, now: datetime) -
         return MemoryRecord.model_validate(
             {**dumped, "id": record_id, "created_at": now, "updated_at": now}
         )
+    return _assembled_record(inp, record_id, now)
+
+
+def _assembled_record(inp: MemoryWriteInput, record_id: str, now: datetime) -> MemoryRecord:
+    """:func:`record_from_input` for a storable id and a UTC ``now``, checked already."""
     given = inp.__dict__
     payload = given["payload"]
     # One dict literal in the model's field order (what model_construct builds, without

@@ -6,12 +6,21 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from recallstore import InMemoryMemoryStore, MemoryStore, MemoryWriteInput, SqliteMemoryStore
-from recallstore.store import deterministic_ids, is_storable_id, new_record_id
+from recallstore.errors import ConfigurationError
+from recallstore.store import (
+    MonotonicClock,
+    deterministic_ids,
+    ids_from,
+    is_storable_id,
+    new_record_id,
+    new_record_ids,
+)
 
 URL_SAFE = re.compile(r"^[0-9a-hjkmnp-tv-z]{26}$")  # new_record_id's alphabet and length
 SCOPE = {"user": "ana"}
@@ -94,3 +103,27 @@ async def test_without_ids_a_store_generates_unique_ids(
         records = await store.write(inputs)
     assert len({r.id for r in records}) == 3
     assert not set(take(deterministic_ids(), 100)) & {r.id for r in records}
+
+
+def test_batches_of_new_ids_keep_increasing_with_single_ids_between() -> None:
+    ids = [*new_record_ids(500), new_record_id(), *new_record_ids(1)]
+    assert new_record_ids(0) == []
+    ids += [*new_record_ids(300), new_record_id()]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids) == 803
+    assert all(URL_SAFE.match(record_id) for record_id in ids)
+
+
+def test_a_batch_is_stamped_from_one_reading_one_microsecond_apart() -> None:
+    readings = iter([datetime(2026, 1, 1, 12, tzinfo=UTC), datetime(2026, 1, 1, 11, tzinfo=UTC)])
+    clock = MonotonicClock(lambda: next(readings))
+    first = clock.readings(3)
+    assert first == [datetime(2026, 1, 1, 12, 0, 0, offset, tzinfo=UTC) for offset in range(3)]
+    # The clock stepped back: the next batch still starts after the last stamp.
+    assert clock.readings(2) == [first[-1] + timedelta(microseconds=n) for n in (1, 2)]
+    assert clock.readings(0) == []
+
+
+def test_an_ids_source_giving_an_unusable_id_is_named() -> None:
+    with pytest.raises(ConfigurationError, match=re.escape("'a/b'")):
+        ids_from(iter(["ok", "a/b"]).__next__, 2)

@@ -67,11 +67,11 @@ from recallstore.store import (
     MonotonicClock,
     StoreLifecycle,
     check_import_batch,
+    ids_from,
     is_storable_id,
-    is_valid_record_id,
     new_record_id,
     newest_timestamp,
-    record_from_input,
+    records_from_inputs,
     records_to_import,
     utc_now,
 )
@@ -217,9 +217,9 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
             targets = [target for target in supersedes if target is not None]
             if targets:
                 await self._check_supersede_targets(handle, targets)
-            created = [
-                self._new_record(inp) for inp, done in zip(inputs, results, strict=True) if not done
-            ]
+            created = self._new_records(
+                [inp for inp, done in zip(inputs, results, strict=True) if not done]
+            )
             # Invalidate first: a keyed record and its successor never are both valid,
             # not even inside the transaction (the unique index on the key checks each row).
             for target, record in zip(supersedes, created, strict=True):
@@ -343,15 +343,11 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
                 "the store is not open (use 'async with' or 'await open()')",
             )
 
-    def _new_record(self, inp: MemoryWriteInput) -> MemoryRecord:
-        record_id = self._ids()
-        # The rule imported ids meet too, so every id opens in the dashboard and the CLI.
-        if not isinstance(record_id, str) or not is_valid_record_id(record_id):
-            raise ConfigurationError(
-                f"the store's ids source returned an unusable id: {record_id!r} "
-                "(ids are 1 to 128 ASCII letters, digits, '-' or '_')"
-            )
-        return record_from_input(inp, record_id=record_id, now=self._clock())
+    def _new_records(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
+        """The records a write creates for ``inputs``: an id each from the store's source,
+        stamps from one reading of its clock, 1 µs apart in input order."""
+        ids = ids_from(self._ids, len(inputs))
+        return records_from_inputs(inputs, ids=ids, stamps=self._clock.readings(len(inputs)))
 
     async def _check_imported_keys(self, handle: Handle, records: Sequence[MemoryRecord]) -> None:
         """An imported valid record may not take a key another valid record holds (S16)."""
