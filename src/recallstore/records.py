@@ -204,12 +204,19 @@ def _normalise_tags(value: Any) -> tuple[str, ...]:
     return tuple(sorted(tags))
 
 
+_FIRST_YEAR: Final = 1000
+
+
 def _utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError("timestamps must be timezone-aware (use UTC)")
-    return value.astimezone(UTC)
+    moment = value.astimezone(UTC)
+    if moment.year < _FIRST_YEAR:
+        # Stored text is fixed-width ISO 8601, whose order is time order: years 1000-9999.
+        raise ValueError(f"timestamps before the year {_FIRST_YEAR} are not supported: {value}")
+    return moment
 
 
 def parse_scope_pairs(pairs: Iterable[str]) -> dict[str, str]:

@@ -314,7 +314,12 @@ def records_from_inputs(
     """:func:`record_from_input` for each input, with its id and stamp, in order."""
     records = []
     for inp, record_id, now in zip(inputs, ids, stamps, strict=True):
-        if now.tzinfo is None or now.utcoffset() or not is_valid_record_id(record_id):
+        if (
+            now.tzinfo is None
+            or now.utcoffset()
+            or now.year < 1000
+            or not is_valid_record_id(record_id)
+        ):
             records.append(record_from_input(inp, record_id=record_id, now=now))
         else:
             records.append(_assembled_record(inp, record_id, now))
@@ -328,7 +333,12 @@ def record_from_input(inp: MemoryWriteInput, *, record_id: str, now: datetime) -
     the record is assembled without validating the same fields again (that second
     pass was a third of a batch write's time); anything else takes the validating path.
     """
-    if now.tzinfo is None or now.utcoffset() or not is_valid_record_id(record_id):
+    if (
+        now.tzinfo is None
+        or now.utcoffset()
+        or now.year < 1000
+        or not is_valid_record_id(record_id)
+    ):
         # Not what a store hands in: the validating path, which normalises or refuses.
         dumped = inp.model_dump(exclude={"supersedes"})
         return MemoryRecord.model_validate(

@@ -210,6 +210,38 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
     ),
     # Hybrid search: vectors beside the records, and the embedder that made them.
     (6, VECTOR_STATEMENTS),
+    # Cheaper writes (issue 10): the scope rows are kept in the order listings read them,
+    # (key, value, created_us, record_seq), as the table itself. Before, each pair was
+    # written twice, into the table by record and into the index by pair, and the
+    # index's random inserts were a third of a batch's SQL. A record's rows are found
+    # from its scope and created_at (the PRIMARY KEY exactly), so the foreign key's
+    # cascade becomes a trigger; a record's pairs are checked against its scope column.
+    (
+        7,
+        (
+            """CREATE TABLE memory_scope_by_pair (
+                key TEXT NOT NULL,
+                value TEXT NOT NULL,
+                created_us INTEGER NOT NULL,
+                record_seq INTEGER NOT NULL,
+                PRIMARY KEY (key, value, created_us, record_seq)
+            ) WITHOUT ROWID""",
+            """INSERT INTO memory_scope_by_pair (key, value, created_us, record_seq)
+            SELECT key, value, created_us, record_seq FROM memory_scope
+            ORDER BY key, value, created_us, record_seq""",
+            "DROP TABLE memory_scope",
+            "ALTER TABLE memory_scope_by_pair RENAME TO memory_scope",
+            """CREATE TRIGGER memory_records_scope_delete AFTER DELETE ON memory_records BEGIN
+                DELETE FROM memory_scope WHERE (key, value, created_us, record_seq) IN (
+                    SELECT pair.key, pair.value,
+                        CAST(strftime('%s', substr(old.created_at, 1, 19)) AS INTEGER) * 1000000
+                            + CAST(substr(old.created_at, 21, 6) AS INTEGER),
+                        old.seq
+                    FROM json_each(old.scope) AS pair
+                );
+            END""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]

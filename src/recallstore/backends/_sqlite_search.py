@@ -32,6 +32,7 @@ from recallstore.records import MemorySearchQuery, format_timestamp
 
 __all__ = [
     "DRIVER_CAP",
+    "SCOPE_CHECK",
     "FtsStatistics",
     "candidates_sql",
     "choose_driver_now",
@@ -70,10 +71,11 @@ _LOOKUP: Final = {
     "scope": "SELECT record_seq FROM memory_scope WHERE key = ? AND value = ?",
     "tag": "SELECT record_seq FROM memory_tags WHERE tag = ?",
 }
+SCOPE_CHECK: Final = "EXISTS (SELECT 1 FROM json_each(r.scope) WHERE key = ? AND value = ?)"
+"""Record ``r`` has the scope pair (key, value): read from its own scope column, as
+``memory_scope`` is ordered by pair, not by record (schema version 7)."""
 _CHECK: Final = {
-    "scope": (
-        "EXISTS (SELECT 1 FROM memory_scope WHERE record_seq = r.seq AND key = ? AND value = ?)"
-    ),
+    "scope": SCOPE_CHECK,
     "tag": "EXISTS (SELECT 1 FROM memory_tags WHERE record_seq = r.seq AND tag = ?)",
 }
 

@@ -59,7 +59,7 @@ from recallstore.backends._sqlite_rows import (
     rows_by_key,
     run,
 )
-from recallstore.backends._sqlite_search import FtsStatistics, listing_rows_now
+from recallstore.backends._sqlite_search import SCOPE_CHECK, FtsStatistics, listing_rows_now
 from recallstore.backends._sqlite_wal import (
     ATTEMPT_WAIT_MS,
     AUTOCHECKPOINT_PAGES,
@@ -414,10 +414,7 @@ class SqliteMemoryStore(
     async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
         """Pages keyed on ``(created_at, id)``, so each record is yielded once even when
         others are written meanwhile; the connection is free between pages."""
-        conditions = [
-            "EXISTS (SELECT 1 FROM memory_scope s WHERE s.record_seq = r.seq "
-            "AND s.key = ? AND s.value = ?)"
-        ] * len(scope)
+        conditions = [SCOPE_CHECK] * len(scope)
         scope_params = [part for pair in scope.items() for part in pair]
         after: tuple[str, str] | None = None
         while True:
