@@ -49,7 +49,6 @@ __all__ = [
     "newest_timestamp",
     "query_terms",
     "record_from_input",
-    "records_from_inputs",
     "records_to_import",
     "scope_matches",
     "tokenize",
@@ -279,12 +278,7 @@ class MonotonicClock:
 
     def __call__(self) -> datetime:
         """The next timestamp, never equal to or before the previous one."""
-        with self._lock:
-            now = self._clock().astimezone(UTC)
-            if self._last is not None and now <= self._last:
-                now = self._last + _ONE_MICROSECOND
-            self._last = now
-            return now
+        return self.readings(1)[0]
 
     def readings(self, count: int) -> list[datetime]:
         """``count`` successive timestamps from one reading of the clock, 1 µs apart
@@ -308,24 +302,6 @@ class MonotonicClock:
                 self._last = moment
 
 
-def records_from_inputs(
-    inputs: Sequence[MemoryWriteInput], *, ids: Sequence[str], stamps: Sequence[datetime]
-) -> list[MemoryRecord]:
-    """:func:`record_from_input` for each input, with its id and stamp, in order."""
-    records = []
-    for inp, record_id, now in zip(inputs, ids, stamps, strict=True):
-        if (
-            now.tzinfo is None
-            or now.utcoffset()
-            or now.year < 1000
-            or not is_valid_record_id(record_id)
-        ):
-            records.append(record_from_input(inp, record_id=record_id, now=now))
-        else:
-            records.append(_assembled_record(inp, record_id, now))
-    return records
-
-
 def record_from_input(inp: MemoryWriteInput, *, record_id: str, now: datetime) -> MemoryRecord:
     """The record a backend stores for ``inp``: created and updated at ``now`` (S2).
 
@@ -344,11 +320,6 @@ def record_from_input(inp: MemoryWriteInput, *, record_id: str, now: datetime) -
         return MemoryRecord.model_validate(
             {**dumped, "id": record_id, "created_at": now, "updated_at": now}
         )
-    return _assembled_record(inp, record_id, now)
-
-
-def _assembled_record(inp: MemoryWriteInput, record_id: str, now: datetime) -> MemoryRecord:
-    """:func:`record_from_input` for a storable id and a UTC ``now``, checked already."""
     given = inp.__dict__
     payload = given["payload"]
     # One dict literal in the model's field order (what model_construct builds, without
