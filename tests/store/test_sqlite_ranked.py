@@ -1,10 +1,13 @@
 """SQLite keyword search's candidate step: FTS5's best, read record by record, holds
 exactly the records the full join of every match picks, in the same order."""
 
+import asyncio
 import random
 import sqlite3
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,3 +141,47 @@ async def test_filters_dropping_more_than_the_room_ask_the_full_join(
     before = len(joined_calls)
     both(db, MemorySearchQuery(query="w1", limit=10), 10)
     assert len(joined_calls) == before + 1  # its 40 best are invalidated
+
+
+async def test_a_record_replaced_at_its_seq_mid_search_is_never_returned_in_its_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "memory.db"
+    ana = {"user": "ana"}
+    async with SqliteMemoryStore(db) as store:
+        written = await store.write(
+            [MemoryWriteInput(scope=ana, content=f"Ana keeps bees, hive {n}") for n in range(5)]
+        )
+        newest = written[-1]
+
+        async def other_process() -> None:
+            # Deletes ana's newest record; bob's new record takes its seq (max + 1).
+            async with SqliteMemoryStore(db) as other:
+                await other.delete(newest.id)
+                await other.write(
+                    [MemoryWriteInput(scope={"user": "bob"}, content="Bob keeps bees")]
+                )
+
+        original = _sqlite_ranked._candidates_now
+        raced: list[bool] = []
+
+        def racing(*args: Any, **kwargs: Any) -> Any:
+            found = original(*args, **kwargs)
+            if not raced:  # once, between ranking ana's records and reading their rows
+                raced.append(True)
+                worker = threading.Thread(target=asyncio.run, args=(other_process(),))
+                worker.start()
+                worker.join(timeout=30)
+                assert not worker.is_alive()
+            return found
+
+        monkeypatch.setattr(_sqlite_ranked, "_candidates_now", racing)
+        hits = await store.search(MemorySearchQuery(query="bees", scope=ana))
+        assert raced
+        # The search saw the file as it was when it began: ana's five records, no one else's.
+        assert sorted(hit.record.id for hit in hits) == sorted(record.id for record in written)
+        assert all(hit.record.scope == ana for hit in hits)
+        monkeypatch.undo()
+        after = await store.search(MemorySearchQuery(query="bees", scope=ana))
+        assert newest.id not in {hit.record.id for hit in after}
+        assert len(after) == 4

@@ -8,7 +8,8 @@ FTS5's best, see :func:`_best_now`) and ranked on the connection's thread.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Final
 
@@ -160,6 +161,22 @@ async def ranked_search(
     return [MemoryHit(record=record_from_row(row), score=score) for score, row in ranked]
 
 
+@contextmanager
+def _one_snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction around a search's statements, so all of them see the file
+    as it was at the first: a record another connection deletes meanwhile, whose seq a
+    new record then takes, is never read in place of the one that was ranked."""
+    if db.in_transaction:  # a caller's transaction already holds one snapshot
+        yield
+        return
+    db.execute("BEGIN").close()
+    try:
+        yield
+    finally:
+        if db.in_transaction:
+            db.execute("COMMIT").close()  # it only read
+
+
 def ranked_rows_now(
     db: sqlite3.Connection,
     query: MemorySearchQuery,
@@ -167,12 +184,12 @@ def ranked_rows_now(
     statistics: FtsStatistics,
 ) -> list[tuple[float, tuple[Any, ...]]]:
     """The hits of a keyword ``query`` as (score, row), on the connection's thread."""
-    ranked = _ranked_now(db, query, now, statistics)
-    if not ranked:
-        return []
-    rows = _rows_by_seq_now(db, [seq for _, seq, _ in ranked])
-    # A hit deleted since it was ranked (by another connection) is left out.
-    return [(score, rows[seq]) for score, seq, _ in ranked if seq in rows]
+    with _one_snapshot(db):
+        ranked = _ranked_now(db, query, now, statistics)
+        if not ranked:
+            return []
+        rows = _rows_by_seq_now(db, [seq for _, seq, _ in ranked])
+    return [(score, rows[seq]) for score, seq, _ in ranked]
 
 
 def _ranked_now(
@@ -207,9 +224,9 @@ def hybrid_rows_now(
     ranking and the records nearest ``vector`` (each ``FUSION_DEPTH`` deep, under the
     same filters) fused by ``fusing``; whole rows are read for the hits only."""
     depth = max(query.limit, FUSION_DEPTH)
-    ranked = _ranked_now(db, query.model_copy(update={"limit": depth}), now, statistics)
-    nearest = nearest_now(db, query, vector, depth, now, cache)
-    fused = fusing(query, [(score, key) for score, _, key in ranked], nearest)
-    rows = rows_by_id(db, COLUMNS, [key for _, key in fused])
-    # As in ranked_rows_now, a hit deleted since it was ranked is left out.
-    return [(score, tuple(rows[key])) for score, key in fused if key in rows]
+    with _one_snapshot(db):
+        ranked = _ranked_now(db, query.model_copy(update={"limit": depth}), now, statistics)
+        nearest = nearest_now(db, query, vector, depth, now, cache)
+        fused = fusing(query, [(score, key) for score, _, key in ranked], nearest)
+        rows = rows_by_id(db, COLUMNS, [key for _, key in fused])
+    return [(score, tuple(rows[key])) for score, key in fused]
