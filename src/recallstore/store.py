@@ -16,6 +16,7 @@ from typing import Final, Protocol, Self, runtime_checkable
 from recallstore._text import MAX_QUERY_TERMS, query_terms, tokenize
 from recallstore.errors import ConfigurationError, MemoryConflictError, MemoryValidationError
 from recallstore.records import (
+    _FIRST_YEAR,
     _MAX_ID_CHARS,
     MemoryHit,
     MemoryRecord,
@@ -312,7 +313,7 @@ def record_from_input(inp: MemoryWriteInput, *, record_id: str, now: datetime) -
     if (
         now.tzinfo is None
         or now.utcoffset()
-        or now.year < 1000
+        or now.year < _FIRST_YEAR
         or not is_valid_record_id(record_id)
     ):
         # Not what a store hands in: the validating path, which normalises or refuses.

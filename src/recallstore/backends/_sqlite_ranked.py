@@ -15,7 +15,6 @@ from typing import Any, Final
 
 import aiosqlite
 
-from recallstore._fusion import FUSION_DEPTH
 from recallstore._query import (
     EXHAUSTIVE_SCOPE,
     RERANK_CANDIDATES,
@@ -166,9 +165,6 @@ def _one_snapshot(db: sqlite3.Connection) -> Iterator[None]:
     """One read transaction around a search's statements, so all of them see the file
     as it was at the first: a record another connection deletes meanwhile, whose seq a
     new record then takes, is never read in place of the one that was ranked."""
-    if db.in_transaction:  # a caller's transaction already holds one snapshot
-        yield
-        return
     db.execute("BEGIN").close()
     try:
         yield
@@ -214,19 +210,19 @@ def _ranked_now(
 def hybrid_rows_now(
     db: sqlite3.Connection,
     query: MemorySearchQuery,
+    keyword: MemorySearchQuery,
     vector: Matrix,
     now: datetime,
     statistics: FtsStatistics,
     cache: VectorCache,
     fusing: Fusing,
 ) -> list[tuple[float, tuple[Any, ...]]]:
-    """A hybrid search's hits as (fused score, row), in one hand-off: the keyword
-    ranking and the records nearest ``vector`` (each ``FUSION_DEPTH`` deep, under the
-    same filters) fused by ``fusing``; whole rows are read for the hits only."""
-    depth = max(query.limit, FUSION_DEPTH)
+    """A hybrid search's hits as (fused score, row), in one hand-off: the ranking of
+    ``keyword`` (``query`` at the fusion depth) and as many records nearest ``vector``
+    under the same filters, fused by ``fusing``; whole rows are read for the hits only."""
     with _one_snapshot(db):
-        ranked = _ranked_now(db, query.model_copy(update={"limit": depth}), now, statistics)
-        nearest = nearest_now(db, query, vector, depth, now, cache)
+        ranked = _ranked_now(db, keyword, now, statistics)
+        nearest = nearest_now(db, query, vector, keyword.limit, now, cache)
         fused = fusing(query, [(score, key) for score, _, key in ranked], nearest)
         rows = rows_by_id(db, COLUMNS, [key for _, key in fused])
     return [(score, tuple(rows[key])) for score, key in fused]

@@ -346,12 +346,10 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
     def _new_records(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
         """The records a write creates for ``inputs``: an id each from the store's source,
         stamps from one reading of its clock, 1 µs apart in input order."""
-        stamps = zip(
-            ids_from(self._ids, len(inputs)), self._clock.readings(len(inputs)), strict=True
-        )
+        ids, stamps = ids_from(self._ids, len(inputs)), self._clock.readings(len(inputs))
         return [
             record_from_input(inp, record_id=record_id, now=now)
-            for inp, (record_id, now) in zip(inputs, stamps, strict=True)
+            for inp, record_id, now in zip(inputs, ids, stamps, strict=True)
         ]
 
     async def _check_imported_keys(self, handle: Handle, records: Sequence[MemoryRecord]) -> None:

@@ -398,6 +398,7 @@ class SqliteMemoryStore(
                     conn,
                     hybrid_rows_now,
                     query,
+                    self._fusion_query(query),
                     vector,
                     now,
                     self._statistics,
