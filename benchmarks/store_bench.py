@@ -41,7 +41,8 @@ from pathlib import Path
 
 import aiosqlite
 
-from recallstore.backends._sqlite_rows import PendingInsert, insert_now, next_seq, on_thread
+from recallstore.backends._sqlite_insert import PendingInsert, insert_now, next_seq
+from recallstore.backends._sqlite_rows import on_thread
 from recallstore.backends._sqlite_wal import AUTOCHECKPOINT_PAGES
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.records import MemoryRecord, MemorySearchQuery, MemoryWriteInput

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from recallstore import MemoryRecord, MemoryValidationError, MemoryWriteInput
-from recallstore.store import record_from_input
+from recallstore.store import record_from_input, records_from_inputs
 
 
 def test_the_assembled_record_equals_the_validated_one() -> None:
@@ -55,3 +55,45 @@ def test_an_id_or_time_no_store_would_hand_in_takes_the_validating_path() -> Non
     with pytest.raises(MemoryValidationError) as caught:
         record_from_input(inp, record_id="", now=datetime(2026, 1, 1, tzinfo=UTC))
     assert caught.value.field == "id"
+
+
+def test_a_batch_gives_the_records_one_by_one_would() -> None:
+    inputs = [
+        MemoryWriteInput(scope={"user": "u1"}, content="plain"),
+        MemoryWriteInput(scope={"user": "u2"}, content="kept", payload=[1, {"a": None}]),
+        MemoryWriteInput(scope={}, content="keyed", idempotency_key="k"),
+    ]
+    ids = ["a", "b-2", "c_3"]
+    start = datetime(2026, 5, 6, 7, 8, 9, 999_999, tzinfo=UTC)
+    stamps = [start + timedelta(microseconds=n) for n in range(3)]
+    built = records_from_inputs(inputs, ids, stamps)
+    one_by_one = [
+        record_from_input(inp, record_id=record_id, now=now)
+        for inp, record_id, now in zip(inputs, ids, stamps, strict=True)
+    ]
+    assert built == one_by_one
+    assert [record.model_fields_set for record in built] == [
+        record.model_fields_set for record in one_by_one
+    ]
+    assert built[1].payload is not inputs[1].payload
+
+
+def test_a_batch_with_a_stamp_or_id_no_store_would_hand_in_is_validated() -> None:
+    inputs = [MemoryWriteInput(scope={}, content=f"note {n}") for n in range(2)]
+    utc = datetime(2026, 1, 1, 10, tzinfo=UTC)
+    local = datetime(2026, 1, 1, 12, 0, 0, 1, tzinfo=timezone(timedelta(hours=2)))
+    records = records_from_inputs(inputs, ["a", "b"], [utc, local])
+    assert [record.created_at.tzinfo for record in records] == [UTC, UTC]
+    assert records[1].created_at == local
+    with pytest.raises(MemoryValidationError) as caught:
+        records_from_inputs(inputs, ["a", ""], [utc, utc])
+    assert caught.value.field == "id"
+    with pytest.raises(MemoryValidationError, match="created_at"):
+        records_from_inputs(inputs, ["a", "b"], [utc, datetime(999, 1, 1, tzinfo=UTC)])
+
+
+def test_a_batch_needs_an_id_and_a_stamp_per_input() -> None:
+    inputs = [MemoryWriteInput(scope={}, content="x")]
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    with pytest.raises(ValueError, match="1 inputs, 2 ids, 1 stamps"):
+        records_from_inputs(inputs, ["a", "b"], [now])

@@ -127,3 +127,35 @@ def test_a_batch_is_stamped_from_one_reading_one_microsecond_apart() -> None:
 def test_an_ids_source_giving_an_unusable_id_is_named() -> None:
     with pytest.raises(ConfigurationError, match=re.escape("'a/b'")):
         ids_from(iter(["ok", "a/b"]).__next__, 2)
+
+
+CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def decoded(record_id: str) -> int:
+    value = 0
+    for char in record_id:
+        value = value * 32 + CROCKFORD.index(char)
+    return value
+
+
+@pytest.mark.parametrize(
+    "last_random",
+    [
+        0,  # the low 20 bits start at 1: no carry
+        (1 << 20) - 4,  # the batch crosses a 20-bit boundary
+        (1 << 40) - 2,  # ... and a 40-bit one
+        (1 << 79) + 12_345,  # a large random part
+    ],
+)
+def test_a_batch_of_ids_is_one_time_and_successive_random_parts(
+    monkeypatch: pytest.MonkeyPatch, last_random: int
+) -> None:
+    # A clock far ahead of the last id: the batch continues from the last random part.
+    time_ms = 2**47
+    monkeypatch.setattr("recallstore.store._last_id_ms", time_ms)
+    monkeypatch.setattr("recallstore.store._last_id_random", last_random)
+    ids = new_record_ids(10)
+    values = [decoded(record_id) for record_id in ids]
+    assert values == [(time_ms << 80) | (last_random + 1 + n) for n in range(10)]
+    assert all(URL_SAFE.match(record_id) for record_id in ids)

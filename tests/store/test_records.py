@@ -1,11 +1,16 @@
 """The data contract validates once, at the edge, and names the offending field."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
 from recallstore import MemorySearchQuery, MemoryValidationError, MemoryWriteInput
-from recallstore.records import MAX_CONTENT_CHARS, MemoryRecord, parse_scope_pairs
+from recallstore.records import (
+    MAX_CONTENT_CHARS,
+    MemoryRecord,
+    format_timestamp,
+    parse_scope_pairs,
+)
 
 
 @pytest.mark.parametrize(
@@ -143,3 +148,21 @@ def test_status_words() -> None:
     assert invalid.status(now) == "invalidated"
     superseded = invalid.model_copy(update={"superseded_by": "r2"})
     assert superseded.status(now) == "superseded"
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(2026, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),
+        datetime(2027, 1, 1, 0, 0, 0, 0, tzinfo=UTC),  # the next second, once cached
+        datetime(2026, 12, 31, 23, 59, 59, 5, tzinfo=UTC),  # the first second again
+        datetime(1000, 1, 1, tzinfo=UTC),
+        datetime(9999, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),
+        datetime(2026, 6, 1, 2, 0, 0, 42, tzinfo=timezone(timedelta(hours=2))),
+        datetime(999, 12, 31, 23, 59, 59, tzinfo=UTC),
+    ],
+)
+def test_a_timestamp_is_written_as_strftime_writes_it_in_utc(moment: datetime) -> None:
+    expected = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    assert format_timestamp(moment) == expected
+    assert format_timestamp(moment) == expected  # and again, from the cached second

@@ -10,7 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 from recallstore import MemorySearchQuery, MemoryWriteInput
-from recallstore.backends._sqlite_rows import recency_key
+from recallstore.backends._sqlite_insert import recency_key
 from recallstore.backends._sqlite_schema import MIGRATIONS, SCHEMA_VERSION, TOKENIZERS
 from recallstore.backends.sqlite import SqliteMemoryStore
 

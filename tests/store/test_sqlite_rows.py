@@ -1,5 +1,6 @@
 """Records rebuilt from the SQLite backend's rows without re-validation equal validated ones."""
 
+import asyncio
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -8,8 +9,9 @@ from typing import Any
 import pytest
 
 from recallstore import MemorySearchQuery, MemoryWriteInput
+from recallstore.backends._sqlite_insert import PendingInsert, insert_now
 from recallstore.backends._sqlite_rows import (
-    PendingInsert,
+    COLUMNS,
     _validated_record,
     listing_hits,
     record_from_row,
@@ -62,9 +64,35 @@ RECORDS = [
 ]
 
 
-def stored_row(record: MemoryRecord) -> tuple[Any, ...]:
-    """The ``memory_records`` row the write path makes of ``record``."""
-    return PendingInsert([record]).records[0]
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, ...]]:
+    """The ``memory_records`` row of each of RECORDS, by id: stored by the write path's
+    statements (one batch) in a store's file, and read back."""
+    path = tmp_path_factory.mktemp("rows") / "memory.db"
+
+    async def create() -> None:
+        async with SqliteMemoryStore(path, journal=None):
+            pass
+
+    asyncio.run(create())
+    db = sqlite3.connect(path, isolation_level=None)
+    try:
+        db.execute("BEGIN")
+        insert_now(db, PendingInsert(RECORDS))
+        db.execute("COMMIT")
+        rows = db.execute(f"SELECT {COLUMNS} FROM memory_records").fetchall()
+    finally:
+        db.close()
+    return {row[0]: tuple(row) for row in rows}
+
+
+def test_a_batch_binds_no_null_and_shares_statements() -> None:
+    statements = PendingInsert([*RECORDS, *RECORDS]).statements(1)
+    inserts = [rows for sql, rows in statements if sql.startswith("INSERT INTO memory_records")]
+    # m1 and m4 leave the same columns empty; m2 and m3 each leave others.
+    assert sorted(len(rows) for rows in inserts) == [2, 2, 4]
+    assert all(value is not None for _, rows in statements for row in rows for value in row)
+    assert sorted(row[0] for rows in inserts for row in rows) == list(range(1, 9))
 
 
 def assert_same(built: MemoryRecord, validated: MemoryRecord) -> None:
@@ -83,16 +111,20 @@ def assert_same(built: MemoryRecord, validated: MemoryRecord) -> None:
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=lambda record: record.id)
-def test_a_row_gives_back_the_record_validation_would(record: MemoryRecord) -> None:
-    row = stored_row(record)
+def test_a_row_gives_back_the_record_validation_would(
+    record: MemoryRecord, stored: dict[str, tuple[Any, ...]]
+) -> None:
+    row = stored[record.id]
     assert_same(record_from_row(row), _validated_record(row))
     assert record_from_row(row) == record
     # Each record owns its scope dict, though the parsed scope is cached.
     assert record_from_row(row).scope is not record_from_row(row).scope
 
 
-def test_a_row_not_in_the_stores_own_form_is_validated() -> None:
-    row: list[Any] = list(stored_row(RECORDS[1]))
+def test_a_row_not_in_the_stores_own_form_is_validated(
+    stored: dict[str, tuple[Any, ...]],
+) -> None:
+    row: list[Any] = list(stored[RECORDS[1].id])
     row[3] = '{"user":"u","tenant":"t"}'  # keys out of canonical order
     row[9] = "2026-03-04T05:06:07.890123+00:00"  # an offset instead of Z
     row[11] = "2026-03-04T06:06:07+01:00"
@@ -118,8 +150,8 @@ def test_models_built_directly_need_no_private_state() -> None:
         assert model.model_config.get("extra") == "forbid"
 
 
-def test_listing_hits_equal_validated_hits() -> None:
-    rows = [stored_row(record) for record in RECORDS]
+def test_listing_hits_equal_validated_hits(stored: dict[str, tuple[Any, ...]]) -> None:
+    rows = [stored[record.id] for record in RECORDS]
     hits = listing_hits(rows)
     expected = [MemoryHit(record=record, score=None) for record in RECORDS]
     assert hits == expected

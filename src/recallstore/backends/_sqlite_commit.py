@@ -43,8 +43,9 @@ from typing import Any, Final, TypeVar
 
 import aiosqlite
 
+from recallstore.backends._sqlite_insert import PendingInsert, insert_now
 from recallstore.backends._sqlite_journal import append_rows
-from recallstore.backends._sqlite_rows import PendingInsert, insert_now, on_thread
+from recallstore.backends._sqlite_rows import on_thread
 from recallstore.errors import StoreUnavailableError
 
 __all__ = ["MAX_GROUP_CALLS", "GroupCommit"]

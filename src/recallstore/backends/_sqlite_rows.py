@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Final, TypeVar
 
@@ -18,34 +18,28 @@ from recallstore.records import (
     MemoryRecord,
     MemoryTarget,
     Provenance,
-    format_timestamp,
 )
 
 _T = TypeVar("_T")
-_Statements = list[tuple[str, list[tuple[Any, ...]]]]
+Statements = list[tuple[str, list[tuple[Any, ...]]]]
 """SQL statements for ``executemany``, each with its rows."""
 
 __all__ = [
     "COLUMNS",
     "COLUMN_NAMES",
     "RECORD_COLUMNS",
-    "PendingInsert",
+    "Statements",
     "execute_many",
     "execute_now",
     "fetchone",
     "fetchone_now",
-    "insert_now",
     "json_text",
     "listing_hits",
-    "next_seq",
     "on_thread",
-    "recency_key",
     "record_from_row",
     "rows_by_id",
     "rows_by_key",
     "run",
-    "scope_terms",
-    "scope_token",
 ]
 
 COLUMNS: Final = (
@@ -60,179 +54,15 @@ RECORD_COLUMNS: Final = ", ".join(f"r.{name}" for name in COLUMN_NAMES)
 _JSON_COLUMNS: Final = frozenset({"scope", "tags", "provenance", "target", "payload", "supports"})
 
 
-def execute_many(db: sqlite3.Connection, statements: _Statements) -> None:
+def execute_many(db: sqlite3.Connection, statements: Statements) -> None:
     """Run statements with their rows on the connection's thread."""
     for sql, rows in statements:
         db.executemany(sql, rows)
 
 
-class PendingInsert:
-    """The rows that store a batch of records, built before its transaction runs.
-
-    Each record's ``seq`` is assigned in the transaction (:meth:`statements`), so the
-    scope, tag and FTS rows name it directly: no look-up by id per side row, and no
-    trigger (schema version 5) tokenising a JSON scope per record. Everything but the
-    ``seq`` is built here, on the event loop; :meth:`statements` only numbers the rows,
-    in one pass over the batch.
-    """
-
-    __slots__ = ("count", "records", "sides")
-
-    def __init__(self, records: Sequence[MemoryRecord]) -> None:
-        self.count = len(records)
-        self.records: list[tuple[Any, ...]] = []
-        # Per record: its scope pairs, recency key, content, scope terms and tags.
-        self.sides: list[tuple[tuple[tuple[str, str], ...], int, str, str, Sequence[str]]] = []
-        for record in records:
-            created_at = record.created_at
-            pairs = tuple(record.scope.items())
-            scope_json, terms = _scope_texts(pairs)
-            self.records.append(_record_row(record, scope_json))
-            self.sides.append(
-                (pairs, (created_at - _EPOCH) // _MICROSECOND, record.content, terms, record.tags)
-            )
-
-    @classmethod
-    def joined(cls, parts: Sequence[PendingInsert]) -> PendingInsert:
-        """The rows of several pending inserts, in order, as one (group commit runs the
-        single-record writes of a group as one ``executemany`` per table)."""
-        joined = cls([])
-        for part in parts:
-            joined.records.extend(part.records)
-            joined.sides.extend(part.sides)
-        joined.count = len(joined.records)
-        return joined
-
-    def statements(self, first_seq: int) -> _Statements:
-        """The statements (for ``executemany``) with the records numbered from
-        ``first_seq``; the benchmark replays the same ones through plain sqlite3."""
-        records: list[tuple[Any, ...]] = []
-        scope: list[tuple[int, str, str, int]] = []
-        tags: list[tuple[int, str]] = []
-        fts: list[tuple[int, str, str]] = []
-        seq = first_seq
-        for row, (pairs, recency, content, terms, tag_names) in zip(
-            self.records, self.sides, strict=True
-        ):
-            records.append((seq, *row))
-            for key, value in pairs:
-                scope.append((seq, key, value, recency))
-            fts.append((seq, content, terms))
-            if tag_names:
-                tags.extend([(seq, tag) for tag in tag_names])
-            seq += 1
-        statements: _Statements = [
-            (_INSERT_RECORD, records),
-            (_INSERT_SCOPE, scope),
-            (_INSERT_FTS, fts),
-        ]
-        if tags:
-            statements.append((_INSERT_TAG, tags))
-        return statements
-
-
-def next_seq(db: sqlite3.Connection) -> int:
-    """The ``seq`` the next inserted record gets (what SQLite would pick for the rowid)."""
-    row = db.execute(_NEXT_SEQ).fetchone()
-    return int(row[0])
-
-
-def insert_now(db: sqlite3.Connection, pending: PendingInsert) -> None:
-    """Store a :class:`PendingInsert` on the connection's thread, inside a transaction."""
-    execute_many(db, pending.statements(next_seq(db)))
-
-
-_NEXT_SEQ: Final = "SELECT coalesce(max(seq), 0) + 1 FROM memory_records"
-_INSERT_RECORD: Final = (
-    f"INSERT INTO memory_records (seq, {COLUMNS}) VALUES (?, {', '.join('?' * len(COLUMN_NAMES))})"
-)
-_INSERT_SCOPE: Final = (
-    "INSERT INTO memory_scope (record_seq, key, value, created_us) VALUES (?, ?, ?, ?)"
-)
-_INSERT_TAG: Final = "INSERT INTO memory_tags (record_seq, tag) VALUES (?, ?)"
-_INSERT_FTS: Final = "INSERT INTO memory_fts (rowid, content, scope_terms) VALUES (?, ?, ?)"
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND: Final = timedelta(microseconds=1)
-
-
-def recency_key(moment: datetime) -> int:
-    """``memory_scope.created_us``: microseconds since 1970 (exact, as schema version 5
-    computes it from ``created_at`` for the rows it fills in)."""
-    return (moment - _EPOCH) // _MICROSECOND
-
-
-@lru_cache(maxsize=4096)
-def scope_token(key: str, value: str) -> str:
-    """The ``scope_terms`` token of one scope pair (schema version 2): hex of the UTF-8
-    key, ``x``, hex of the value, ``0`` (letters and digits only, so one FTS5 token,
-    and ending in a digit so the Porter stemmer leaves it alone)."""
-    return f"{key.encode().hex()}x{value.encode().hex()}0"
-
-
-def scope_terms(scope: Mapping[str, str]) -> str:
-    """A record's ``scope_terms`` text: its pairs' tokens."""
-    return " ".join([scope_token(key, value) for key, value in scope.items()])
-
-
-@lru_cache(maxsize=4096)
-def _scope_texts(pairs: tuple[tuple[str, str], ...]) -> tuple[str, str]:
-    """A scope's JSON column text and ``scope_terms`` text, from its (canonical) pairs.
-
-    Cached: a batch, and the writers of one process, mostly write to scopes they
-    wrote to just before (a user's session), and both texts cost more than the look-up.
-    """
-    return _to_json(dict(pairs)), " ".join([scope_token(key, value) for key, value in pairs])
-
-
-_to_json: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""Compact JSON text; one encoder for every row (``json.dumps`` with options builds a
-new encoder per call)."""
-
-
-def _json_or_none(model: BaseModel | None) -> str | None:
-    return None if model is None else _to_json(model.model_dump(mode="json"))
-
-
-def _record_row(record: MemoryRecord, scope_json: str) -> tuple[Any, ...]:
-    """The ``memory_records`` row of a record, in :data:`COLUMNS` order (``scope_json``:
-    its scope's column text).
-
-    Built field by field rather than through ``model_dump``: the record was validated
-    at the edge, and dumping it whole cost as much as validating it.
-    """
-    expires_at, invalid_at = record.expires_at, record.invalid_at
-    created_at = format_timestamp(record.created_at)
-    # A new record's two stamps are one moment: format it once.
-    updated_at = (
-        created_at
-        if record.updated_at is record.created_at
-        else format_timestamp(record.updated_at)
-    )
-    return (
-        record.id,
-        record.kind,
-        record.content,
-        scope_json,
-        _to_json(record.tags) if record.tags else "[]",
-        _json_or_none(record.provenance),
-        _json_or_none(record.target),
-        None if record.payload is None else _to_json(record.payload),
-        _to_json([item.model_dump(mode="json") for item in record.supports])
-        if record.supports
-        else "[]",
-        created_at,
-        updated_at,
-        None if invalid_at is None else format_timestamp(invalid_at),
-        record.invalid_reason,
-        record.superseded_by,
-        None if expires_at is None else format_timestamp(expires_at),
-        record.idempotency_key,
-    )
-
-
-def json_text(value: Any) -> str:
-    """A JSON column's text; a canonical scope gives one string per scope."""
-    return _to_json(value)
+json_text: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""A JSON column's text, compact; a canonical scope gives one string per scope. One
+encoder for every row (``json.dumps`` with options builds a new encoder per call)."""
 
 
 def record_from_row(row: Sequence[Any]) -> MemoryRecord:

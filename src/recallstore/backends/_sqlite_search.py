@@ -27,7 +27,8 @@ import aiosqlite
 from recallstore._porter import porter_stem
 from recallstore._query import CorpusStatistics, QueryTerm
 from recallstore._text import fts5_words, tokenize
-from recallstore.backends._sqlite_rows import RECORD_COLUMNS, on_thread, scope_token
+from recallstore.backends._sqlite_insert import scope_token
+from recallstore.backends._sqlite_rows import RECORD_COLUMNS, on_thread
 from recallstore.records import MemorySearchQuery, format_timestamp
 
 __all__ = [

@@ -71,7 +71,7 @@ from recallstore.store import (
     is_storable_id,
     new_record_id,
     newest_timestamp,
-    record_from_input,
+    records_from_inputs,
     records_to_import,
     utc_now,
 )
@@ -346,11 +346,8 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
     def _new_records(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
         """The records a write creates for ``inputs``: an id each from the store's source,
         stamps from one reading of its clock, 1 µs apart in input order."""
-        ids, stamps = ids_from(self._ids, len(inputs)), self._clock.readings(len(inputs))
-        return [
-            record_from_input(inp, record_id=record_id, now=now)
-            for inp, record_id, now in zip(inputs, ids, stamps, strict=True)
-        ]
+        count = len(inputs)
+        return records_from_inputs(inputs, ids_from(self._ids, count), self._clock.readings(count))
 
     async def _check_imported_keys(self, handle: Handle, records: Sequence[MemoryRecord]) -> None:
         """An imported valid record may not take a key another valid record holds (S16)."""

@@ -41,17 +41,16 @@ from recallstore.backends._sqlite_delete import (
     use_secure_delete,
 )
 from recallstore.backends._sqlite_driver import SqliteDriver, choose_sqlite
+from recallstore.backends._sqlite_insert import PendingInsert, insert_now
 from recallstore.backends._sqlite_journal import SqliteJournalPrimitives
 from recallstore.backends._sqlite_ranked import hybrid_rows_now, ranked_search
 from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
     COLUMNS,
     RECORD_COLUMNS,
-    PendingInsert,
     execute_many,
     execute_now,
     fetchone_now,
-    insert_now,
     listing_hits,
     on_thread,
     record_from_row,
