@@ -4,7 +4,7 @@ side tables, built before the transaction and numbered in it."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any, Final
@@ -17,7 +17,6 @@ __all__ = [
     "insert_now",
     "next_seq",
     "recency_key",
-    "scope_terms",
     "scope_token",
 ]
 
@@ -181,11 +180,6 @@ def scope_token(key: str, value: str) -> str:
     key, ``x``, hex of the value, ``0`` (letters and digits only, so one FTS5 token,
     and ending in a digit so the Porter stemmer leaves it alone)."""
     return f"{key.encode().hex()}x{value.encode().hex()}0"
-
-
-def scope_terms(scope: Mapping[str, str]) -> str:
-    """A record's ``scope_terms`` text: its pairs' tokens."""
-    return " ".join([scope_token(key, value) for key, value in scope.items()])
 
 
 @lru_cache(maxsize=4096)
