@@ -28,7 +28,10 @@ from recallstore.recall import RecallObserver, assemble_recall
 from recallstore.records import MemoryStoreCapabilities
 from recallstore.store import SupportsImportRecords
 
-SECRET = "the door code is 4417"
+# Upper case and a hyphen: never part of a timestamp or an id, so finding it in an
+# event means the content leaked (plain digits turned up in timestamps).
+SECRET_CODE = "QX-4417"
+SECRET = f"the door code is {SECRET_CODE}"
 USER = {"tenant": "acme", "user": "u1"}
 
 
@@ -143,12 +146,12 @@ async def test_events_carry_no_content_reason_or_query_text_by_default(
     seen = collect(bus)
     store = ObservedMemoryStore(sqlite_store, bus)
     (record,) = await store.write([MemoryWriteInput(scope=USER, content=SECRET)])
-    await store.search(MemorySearchQuery(query="door code 4417", scope=USER))
-    await store.invalidate(record.id, reason="reason text 4417")
-    await assemble_recall(store, USER, "what is the door code 4417?")
+    await store.search(MemorySearchQuery(query=f"door code {SECRET_CODE}", scope=USER))
+    await store.invalidate(record.id, reason=f"reason text {SECRET_CODE}")
+    await assemble_recall(store, USER, f"what is the door code {SECRET_CODE}?")
     text = "".join(event.model_dump_json() for event in seen)
     assert len(seen) == 6
-    assert "4417" not in text
+    assert SECRET_CODE not in text
     assert "door" not in text
 
 
