@@ -35,6 +35,7 @@ __all__ = [
     "Clock",
     "MemoryStore",
     "MonotonicClock",
+    "NewRecords",
     "StoreLifecycle",
     "SupportsExportRecords",
     "SupportsForget",
@@ -333,19 +334,56 @@ def records_from_inputs(
 ) -> list[MemoryRecord]:
     """:func:`record_from_input` for each input, with the id and the stamp at its
     position (what :func:`ids_from` and :meth:`MonotonicClock.readings` give a batch)."""
-    if not len(inputs) == len(ids) == len(stamps):
-        raise ValueError(
-            f"records_from_inputs needs an id and a stamp per input: {len(inputs)} inputs, "
-            f"{len(ids)} ids, {len(stamps)} stamps"
-        )
-    if all(now.tzinfo is UTC and now.year >= _FIRST_YEAR for now in stamps) and all(
-        map(is_valid_record_id, ids)
-    ):
-        return [_assembled(*given) for given in zip(inputs, ids, stamps, strict=True)]
-    return [
-        record_from_input(inp, record_id=record_id, now=now)
-        for inp, record_id, now in zip(inputs, ids, stamps, strict=True)
-    ]
+    return NewRecords(inputs, ids, stamps).records()
+
+
+class NewRecords:
+    """The records a write creates, before they are built: the inputs, an id and a
+    stamp each. :meth:`records` builds them, once.
+
+    A backend can store the batch from these three (``ids`` and ``stamps`` hold what
+    the records will) and build the records it returns while its commit waits on the
+    disk. With a storable id and a UTC stamp each (what a store's id source and clock
+    give) building cannot fail; anything else is built, and validated, at once.
+    """
+
+    __slots__ = ("_records", "ids", "inputs", "stamps")
+
+    def __init__(
+        self, inputs: Sequence[MemoryWriteInput], ids: Sequence[str], stamps: Sequence[datetime]
+    ) -> None:
+        if not len(inputs) == len(ids) == len(stamps):
+            raise ValueError(
+                f"records_from_inputs needs an id and a stamp per input: {len(inputs)} "
+                f"inputs, {len(ids)} ids, {len(stamps)} stamps"
+            )
+        self.inputs = inputs
+        self._records: list[MemoryRecord] | None = None
+        if all(now.tzinfo is UTC and now.year >= _FIRST_YEAR for now in stamps) and all(
+            map(is_valid_record_id, ids)
+        ):
+            self.ids, self.stamps = ids, stamps
+            return
+        built = [
+            record_from_input(inp, record_id=record_id, now=now)
+            for inp, record_id, now in zip(inputs, ids, stamps, strict=True)
+        ]
+        self._records = built
+        self.ids = [record.id for record in built]
+        self.stamps = [record.created_at for record in built]
+
+    @property
+    def built(self) -> bool:
+        """Whether :meth:`records` has nothing left to build."""
+        return self._records is not None
+
+    def records(self) -> list[MemoryRecord]:
+        """The records, built on the first call."""
+        if self._records is None:
+            self._records = [
+                _assembled(*given) for given in zip(self.inputs, self.ids, self.stamps, strict=True)
+            ]
+        return self._records
 
 
 def _assembled(inp: MemoryWriteInput, record_id: str, now: datetime) -> MemoryRecord:

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from recallstore import MemoryRecord, MemoryValidationError, MemoryWriteInput
-from recallstore.store import record_from_input, records_from_inputs
+from recallstore.store import NewRecords, record_from_input, records_from_inputs
 
 
 def test_the_assembled_record_equals_the_validated_one() -> None:
@@ -97,3 +97,32 @@ def test_a_batch_needs_an_id_and_a_stamp_per_input() -> None:
     now = datetime(2026, 1, 1, tzinfo=UTC)
     with pytest.raises(ValueError, match="1 inputs, 2 ids, 1 stamps"):
         records_from_inputs(inputs, ["a", "b"], [now])
+
+
+def test_new_records_are_built_once_from_what_the_batch_holds() -> None:
+    inputs = [MemoryWriteInput(scope={"user": f"u{n}"}, content=f"note {n}") for n in range(3)]
+    start = datetime(2026, 5, 6, 7, 8, 9, tzinfo=UTC)
+    stamps = [start + timedelta(microseconds=n) for n in range(3)]
+    batch = NewRecords(inputs, ["a", "b", "c"], stamps)
+    assert not batch.built
+    records = batch.records()
+    assert batch.built
+    assert batch.records() is records
+    assert [record.id for record in records] == list(batch.ids) == ["a", "b", "c"]
+    assert [record.created_at for record in records] == list(batch.stamps) == stamps
+    assert [record.content for record in records] == [inp.content for inp in batch.inputs]
+
+
+def test_new_records_a_store_would_not_hand_in_are_built_and_checked_at_once() -> None:
+    # Nothing is left to fail after the batch's rows went in: a stamp to normalise is
+    # normalised, and an unusable id is refused, when the batch is made.
+    inputs = [MemoryWriteInput(scope={}, content=f"note {n}") for n in range(2)]
+    utc = datetime(2026, 1, 1, 10, tzinfo=UTC)
+    local = datetime(2026, 1, 1, 12, 0, 0, 1, tzinfo=timezone(timedelta(hours=2)))
+    batch = NewRecords(inputs, ["a", "b"], [utc, local])
+    assert batch.built
+    assert [stamp.tzinfo for stamp in batch.stamps] == [UTC, UTC]
+    assert list(batch.stamps) == [record.created_at for record in batch.records()]
+    with pytest.raises(MemoryValidationError) as caught:
+        NewRecords(inputs, ["a", ""], [utc, utc])
+    assert caught.value.field == "id"

@@ -1,10 +1,12 @@
 """Group commit: concurrent write calls on one SqliteMemoryStore share one transaction."""
 
 import asyncio
+import sqlite3
 from collections.abc import Awaitable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import aiosqlite
 import pytest
 
 from recallstore import (
@@ -15,6 +17,7 @@ from recallstore import (
     MemoryWriteInput,
     StoreUnavailableError,
 )
+from recallstore.backends._sqlite_commit import GroupCommit
 from recallstore.backends.sqlite import SqliteMemoryStore
 
 
@@ -224,3 +227,39 @@ async def test_a_queued_caller_cancelled_before_its_turn_does_not_strand_the_gro
         assert await other.get(record.id) is not None
         assert store._conn is not None
         assert not store._conn.in_transaction
+
+
+async def test_work_left_for_the_commit_runs_after_the_statements_for_calls_that_landed(
+    tmp_path: Path,
+) -> None:
+    # A batch write builds the records it returns while COMMIT syncs the log
+    # (GroupCommit.while_committing): after its rows went in, once, and only for a
+    # call whose statements stayed in the transaction.
+    path = tmp_path / "group.db"
+    async with aiosqlite.connect(path, isolation_level=None) as conn:
+        await conn.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)")
+        commits = GroupCommit(asyncio.Lock(), lambda db: None, str(path))
+        seen: list[str] = []  # appended from both threads
+        await conn.set_trace_callback(lambda sql: seen.append(sql.split()[0].upper()))
+
+        def insert(db: sqlite3.Connection, value: int) -> None:
+            db.execute("INSERT INTO t (x) VALUES (?)", (value,)).close()
+
+        async def writer(n: int, value: int) -> None:
+            async with commits.call(lambda: conn):
+                commits.later(insert, value)
+                commits.while_committing(lambda: seen.append(f"built {n}"))
+
+        outcomes = await asyncio.gather(
+            writer(0, 1), writer(1, 1), writer(2, 2), return_exceptions=True
+        )
+        stored = await conn.execute_fetchall("SELECT x FROM t ORDER BY x")
+    assert outcomes[0] is None
+    assert isinstance(outcomes[1], StoreUnavailableError)  # the duplicate key: its own
+    assert outcomes[2] is None
+    assert [row[0] for row in stored] == [1, 2]
+    assert seen.count("COMMIT") == 1
+    built = [entry for entry in seen if entry.startswith("built")]
+    assert sorted(built) == ["built 0", "built 2"]
+    last_insert = max(i for i, entry in enumerate(seen) if entry == "INSERT")
+    assert all(seen.index(entry) > last_insert for entry in built)

@@ -24,6 +24,7 @@ from recallstore.backends._sqlite_search import (
 )
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.records import MemoryHit, MemoryRecord, MemoryTarget, Provenance
+from recallstore.store import NewRecords
 
 NOW = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)
 
@@ -93,6 +94,33 @@ def test_a_batch_binds_no_null_and_shares_statements() -> None:
     assert sorted(len(rows) for rows in inserts) == [2, 2, 4]
     assert all(value is not None for _, rows in statements for row in rows for value in row)
     assert sorted(row[0] for rows in inserts for row in rows) == list(range(1, 9))
+
+
+def test_a_new_batchs_rows_from_its_inputs_equal_those_from_its_records() -> None:
+    # What the write path stores (rows from the inputs, records built during COMMIT)
+    # is what it would store from the records it returns.
+    inputs = [
+        MemoryWriteInput(scope={"user": "u1"}, content="plain"),
+        MemoryWriteInput(
+            scope={"user": "Ünï 用户", "tenant": 't"1'},
+            kind="profile",
+            content="every writable field set",
+            tags=["b", " a"],
+            provenance=Provenance(conversation_id="c", run_id="r", author="me"),
+            target=MemoryTarget(section="s", key="k"),
+            supports=[Provenance(author="x"), Provenance(run_id="y")],
+            expires_at=NOW + timedelta(days=3),
+            idempotency_key="key",
+            payload={"x": [1, 2.5, None, "s", {"y": True}]},
+            supersedes="m0",
+        ),
+        MemoryWriteInput(scope={}, content="payload", payload="text"),
+    ]
+    stamps = [NOW + timedelta(microseconds=n) for n in range(3)]
+    batch = NewRecords(inputs, ["n1", "n2", "n3"], stamps)
+    from_inputs = PendingInsert.of_new(batch).statements(7)
+    assert not batch.built
+    assert from_inputs == PendingInsert(batch.records()).statements(7)
 
 
 def assert_same(built: MemoryRecord, validated: MemoryRecord) -> None:

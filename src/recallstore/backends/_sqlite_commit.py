@@ -23,6 +23,9 @@ with one fsync, for all of them. Then every call of the group returns.
   commit, which runs every kept call's statements, each in its savepoint, then
   ``COMMIT``, in one hand-off to aiosqlite's thread. 64 single-record writers cost
   two hand-offs per group instead of several per call.
+* **Work while the log syncs.** ``COMMIT`` releases the GIL while SQLite writes and
+  syncs the log; a call's :meth:`GroupCommit.while_committing` functions run on the
+  event loop meanwhile (a batch write builds the records it returns then).
 * **Readers never see a group's uncommitted writes.** A read call that gets the lock
   while a group is open commits it first (so does closing the store).
 * **Bounded.** A group takes at most :data:`MAX_GROUP_CALLS` calls; a caller cancelled
@@ -43,8 +46,15 @@ from typing import Any, Final, TypeVar
 
 import aiosqlite
 
-from recallstore.backends._sqlite_insert import PendingInsert, insert_now
-from recallstore.backends._sqlite_journal import append_rows
+from recallstore.backends._sqlite_commit_thread import (
+    Call,
+    Statement,
+    TransactionLost,
+    before_commit,
+    roll_back_call,
+    run_calls,
+    run_calls_and_commit,
+)
 from recallstore.backends._sqlite_rows import on_thread
 from recallstore.errors import StoreUnavailableError
 
@@ -54,27 +64,6 @@ _T = TypeVar("_T")
 
 MAX_GROUP_CALLS: Final = 256
 """Most write calls one transaction holds; the call that fills it commits."""
-_SAVEPOINT: Final = "recallstore_call"
-_BATCH_SAVEPOINT: Final = "recallstore_calls"
-
-_Statement = tuple[Callable[..., object], tuple[Any, ...]]
-
-
-class _TransactionLost(Exception):
-    """SQLite rolled the whole transaction back (I/O error, full disk)."""
-
-
-class _Call:
-    """One write call's part of a group: statements kept for later, and its outcome."""
-
-    def __init__(self, *, first: bool) -> None:
-        # The first call of a group runs without a savepoint (a savepoint makes SQLite
-        # copy every page it changes, 40 % of a large batch): nothing else is in the
-        # transaction before its statements, so undoing it is rolling that back.
-        self.first = first
-        self.kept: list[_Statement] = []
-        self.savepoint_open = False
-        self.error: BaseException | None = None
 
 
 class _Group:
@@ -83,7 +72,8 @@ class _Group:
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self.conn = conn
         self.calls = 0
-        self.waiting: list[_Call] = []  # finished calls whose kept statements have not run
+        self.waiting: list[Call] = []  # finished calls whose kept statements have not run
+        self.while_committing: list[tuple[Call, Callable[[], object]]] = []
         self.committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
 
@@ -108,7 +98,7 @@ class GroupCommit:
         self._target = target
         self._error = error
         self._group: _Group | None = None
-        self._call: _Call | None = None  # the call holding the lock
+        self._call: Call | None = None  # the call holding the lock
         self._queued = 0  # write calls waiting for the lock
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -139,7 +129,7 @@ class GroupCommit:
             raise
         alone = group.calls == 0
         group.calls += 1
-        call = self._call = _Call(first=alone)
+        call = self._call = Call(first=alone)
         try:
             yield group.conn
             if call.savepoint_open:
@@ -168,6 +158,20 @@ class GroupCommit:
         """Keep ``function(db, *args)`` for when the current call's writes must be seen."""
         assert self._call is not None, "later() outside a write call"
         self._call.kept.append((function, args))
+
+    def while_committing(self, function: Callable[[], object]) -> None:
+        """Run ``function()`` on the event loop while the commit holding the current call
+        waits on the disk (after every statement ran, before COMMIT returns).
+
+        For work the call needs only once its writes are durable (the records a batch
+        write returns): done while SQLite syncs the log, with the GIL released, instead
+        of before. It may also run after the commit, or not at all if the call failed;
+        ``function`` must not raise.
+        """
+        group, call = self._group, self._call
+        assert group is not None, "while_committing() outside a write call"
+        assert call is not None, "while_committing() outside a write call"
+        group.while_committing.append((call, function))
 
     async def now(self, conn: aiosqlite.Connection, function: Callable[..., _T], *args: Any) -> _T:
         """``function(db, *args)`` on the connection's thread, after every kept statement.
@@ -217,23 +221,23 @@ class GroupCommit:
     async def _run(
         self,
         group: _Group,
-        waiting: list[_Call],
-        current: _Call | None,
-        statement: _Statement | None,
+        waiting: list[Call],
+        current: Call | None,
+        statement: Statement | None,
     ) -> Any:
         """In one hand-off: the waiting calls' kept statements, each in its savepoint;
         then the current call's, in its savepoint (left open), and ``statement``."""
         try:
             return await on_thread(
-                group.conn, _run_calls, waiting, current, statement, self._begin_now
+                group.conn, run_calls, waiting, current, statement, self._begin_now
             )
-        except _TransactionLost:
+        except TransactionLost:
             await self._fail(group, "the shared write transaction was rolled back")
             raise StoreUnavailableError(
                 self._target, "the shared write transaction was rolled back"
             ) from None
 
-    async def _undo_call(self, group: _Group, call: _Call, alone: bool) -> None:
+    async def _undo_call(self, group: _Group, call: Call, alone: bool) -> None:
         """Roll back one failed call, then commit or hand on the rest of its group."""
         group.calls -= 1
         if alone:
@@ -247,7 +251,7 @@ class GroupCommit:
             return
         try:
             if call.savepoint_open:
-                await on_thread(group.conn, _roll_back_call)
+                await on_thread(group.conn, roll_back_call)
             intact = group.conn.in_transaction
         except self._error:
             intact = False
@@ -279,9 +283,10 @@ class GroupCommit:
         """Run the waiting calls' statements, then COMMIT, in one hand-off."""
         self._group = None
         waiting, group.waiting = group.waiting, []
+        meanwhile = before_commit(group.while_committing)
         try:
-            await on_thread(group.conn, _run_calls_and_commit, waiting, self._begin_now)
-        except (self._error, _TransactionLost) as exc:
+            await on_thread(group.conn, run_calls_and_commit, waiting, self._begin_now, meanwhile)
+        except (self._error, TransactionLost) as exc:
             await self._fail(group, f"commit failed: {exc}")
             raise StoreUnavailableError(self._target, f"commit failed: {exc}") from exc
         group.committed.set_result(None)
@@ -307,131 +312,3 @@ class GroupCommit:
     async def _commit_when_free(self) -> None:
         async with self._lock:
             await self.settle()
-
-
-# --- on the connection's thread ------------------------------------------------------
-
-
-def _run_calls(
-    db: sqlite3.Connection,
-    waiting: list[_Call],
-    current: _Call | None,
-    statement: _Statement | None,
-    begin: Callable[[sqlite3.Connection], None],
-) -> Any:
-    _run_waiting(db, waiting, begin)
-    if current is None:
-        return None
-    _run_kept(db, current, begin)
-    if current.error is not None or statement is None:
-        return None
-    if not current.first and not current.savepoint_open:
-        db.execute(f"SAVEPOINT {_SAVEPOINT}").close()
-        current.savepoint_open = True
-    function, args = statement
-    return function(db, *args)
-
-
-def _run_waiting(
-    db: sqlite3.Connection, waiting: list[_Call], begin: Callable[[sqlite3.Connection], None]
-) -> None:
-    """Finished calls' kept statements, each call undone alone if it fails.
-
-    A savepoint per call would make SQLite copy each changed page once per call, so
-    all but the first call run under one savepoint; only when one of them fails are
-    they rolled back and run again, each in its own.
-    """
-    calls = [call for call in waiting if call.kept and call.error is None]
-    if calls and calls[0].first:
-        _run_kept(db, calls.pop(0), begin)
-    if len(calls) > 1:
-        db.execute(f"SAVEPOINT {_BATCH_SAVEPOINT}").close()
-        try:
-            for function, args in _joined_writes(calls) or [
-                statement for call in calls for statement in call.kept
-            ]:
-                function(db, *args)
-        except Exception as exc:
-            if not db.in_transaction:
-                raise _TransactionLost(str(exc)) from exc
-            db.execute(f"ROLLBACK TO {_BATCH_SAVEPOINT}").close()
-            db.execute(f"RELEASE {_BATCH_SAVEPOINT}").close()
-        else:
-            db.execute(f"RELEASE {_BATCH_SAVEPOINT}").close()
-            for call in calls:
-                call.kept = []
-            return
-    for call in calls:
-        _run_kept(db, call, begin)
-        if call.savepoint_open:
-            db.execute(f"RELEASE {_SAVEPOINT}").close()
-            call.savepoint_open = False
-
-
-def _joined_writes(calls: list[_Call]) -> list[_Statement] | None:
-    """The calls' statements as one insert (and one journal append) when that is all
-    they kept (plain writes), else None.
-
-    Then a group of single-record writes costs a few ``executemany`` instead of five
-    statements per call. Records keep their order, so each gets the ``seq`` it would
-    have got call by call, and so do journal rows. If it fails, the calls are run
-    again each in its own savepoint, as any failed batch is.
-    """
-    inserts: list[PendingInsert] = []
-    journal: list[Any] = []
-    for call in calls:
-        kept = call.kept
-        if not kept or kept[0][0] is not insert_now or len(kept) > 2:
-            return None
-        if len(kept) == 2:
-            if kept[1][0] is not append_rows:
-                return None
-            journal.extend(kept[1][1][0])
-        inserts.append(kept[0][1][0])
-    joined: list[_Statement] = [(insert_now, (PendingInsert.joined(inserts),))]
-    if journal:
-        joined.append((append_rows, (journal,)))
-    return joined
-
-
-def _run_kept(
-    db: sqlite3.Connection, call: _Call, begin: Callable[[sqlite3.Connection], None]
-) -> None:
-    """A call's kept statements, in its savepoint; a failure undoes that call alone."""
-    if not call.kept or call.error is not None:
-        return
-    if not call.first and not call.savepoint_open:
-        db.execute(f"SAVEPOINT {_SAVEPOINT}").close()
-        call.savepoint_open = True
-    kept, call.kept = call.kept, []
-    try:
-        for function, args in kept:
-            function(db, *args)
-    except Exception as exc:
-        call.error = exc
-        if call.first:
-            # Only the first call's work is in the transaction: start a clean one.
-            if db.in_transaction:
-                db.execute("ROLLBACK").close()
-            try:
-                begin(db)
-            except Exception as lost:  # whatever failed, no transaction is open now
-                raise _TransactionLost(str(lost)) from exc
-            return
-        if not db.in_transaction:
-            raise _TransactionLost(str(exc)) from exc
-        _roll_back_call(db)
-        call.savepoint_open = False
-
-
-def _run_calls_and_commit(
-    db: sqlite3.Connection, waiting: list[_Call], begin: Callable[[sqlite3.Connection], None]
-) -> None:
-    _run_calls(db, waiting, None, None, begin)
-    db.execute("COMMIT").close()
-
-
-def _roll_back_call(db: sqlite3.Connection) -> None:
-    # The innermost savepoint of that name: the call's own.
-    db.execute(f"ROLLBACK TO {_SAVEPOINT}").close()
-    db.execute(f"RELEASE {_SAVEPOINT}").close()

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from recallstore.backends._sqlite_rows import Statements, execute_many, json_text
 from recallstore.records import MemoryRecord, format_timestamp
+from recallstore.store import NewRecords
 
 __all__ = [
     "PendingInsert",
@@ -64,7 +65,23 @@ class PendingInsert:
     __slots__ = ("contents", "count", "nulls", "pairs", "recency", "tags", "terms", "values")
 
     def __init__(self, records: Sequence[MemoryRecord]) -> None:
-        self.count = len(records)
+        self._start(len(records))
+        for record in records:
+            fields = record.__dict__
+            self._add(fields, fields["id"], fields["created_at"], fields["updated_at"])
+
+    @classmethod
+    def of_new(cls, batch: NewRecords) -> PendingInsert:
+        """The rows of a write's new records, from its inputs, ids and stamps (the records
+        themselves can then be built later: :meth:`NewRecords.records`)."""
+        pending = cls.__new__(cls)
+        pending._start(len(batch.inputs))
+        for inp, record_id, stamp in zip(batch.inputs, batch.ids, batch.stamps, strict=True):
+            pending._add(inp.__dict__, record_id, stamp, stamp)
+        return pending
+
+    def _start(self, count: int) -> None:
+        self.count = count
         # Column by column, one entry per record: fewer objects live through the
         # transaction than with a tuple per record. The garbage collector runs every
         # 700 new ones, and took a fifth of a batch write's time on the event loop.
@@ -75,16 +92,19 @@ class PendingInsert:
         self.contents: list[str] = []
         self.terms: list[str] = []
         self.tags: list[Sequence[str]] = []
-        for record in records:
-            pairs, scope_json, terms = _scope_texts(tuple(record.scope.items()))
-            nulls, values = _record_row(record, scope_json)
-            self.nulls.append(nulls)
-            self.values.append(values)
-            self.pairs.append(pairs)
-            self.recency.append(recency_key(record.created_at))
-            self.contents.append(record.content)
-            self.terms.append(terms)
-            self.tags.append(record.tags)
+
+    def _add(
+        self, fields: dict[str, Any], record_id: str, created_at: datetime, updated_at: datetime
+    ) -> None:
+        pairs, scope_json, terms = _scope_texts(tuple(fields["scope"].items()))
+        nulls, values = _record_row(fields, record_id, created_at, updated_at, scope_json)
+        self.nulls.append(nulls)
+        self.values.append(values)
+        self.pairs.append(pairs)
+        self.recency.append(recency_key(created_at))
+        self.contents.append(fields["content"])
+        self.terms.append(terms)
+        self.tags.append(fields["tags"])
 
     @classmethod
     def joined(cls, parts: Sequence[PendingInsert]) -> PendingInsert:
@@ -199,20 +219,25 @@ def _scope_texts(
     )
 
 
-def _record_row(record: MemoryRecord, scope_json: str) -> tuple[tuple[bool, ...], tuple[Any, ...]]:
-    """A record's ``memory_records`` row (``scope_json``: its scope's column text): which
-    of :data:`_OPTIONAL_COLUMNS` are NULL, and the values of :data:`_REQUIRED_COLUMNS`
-    followed by those of the optional columns that are not.
+def _record_row(
+    fields: dict[str, Any],
+    record_id: str,
+    created_at: datetime,
+    updated_at: datetime,
+    scope_json: str,
+) -> tuple[tuple[bool, ...], tuple[Any, ...]]:
+    """A record's ``memory_records`` row from its fields (a record's, or a new record's
+    input's: the fields an input lacks are None) and ``scope_json``, its scope's column
+    text: which of :data:`_OPTIONAL_COLUMNS` are NULL, and the values of
+    :data:`_REQUIRED_COLUMNS` followed by those of the optional columns that are not.
 
     Built field by field rather than through ``model_dump``: the record was validated
     at the edge, and dumping it whole cost as much as validating it.
     """
-    fields = record.__dict__
-    created_at, updated_at = fields["created_at"], fields["updated_at"]
     created_text = format_timestamp(created_at)
     tags, supports = fields["tags"], fields["supports"]
     required = (
-        fields["id"],
+        record_id,
         fields["kind"],
         fields["content"],
         scope_json,
@@ -223,14 +248,14 @@ def _record_row(record: MemoryRecord, scope_json: str) -> tuple[tuple[bool, ...]
         created_text if updated_at is created_at else format_timestamp(updated_at),
     )
     provenance, target, payload = fields["provenance"], fields["target"], fields["payload"]
-    invalid_at, expires_at = fields["invalid_at"], fields["expires_at"]
+    invalid_at, expires_at = fields.get("invalid_at"), fields["expires_at"]
     optional = (
         None if provenance is None else json_text(provenance.model_dump(mode="json")),
         None if target is None else json_text(target.model_dump(mode="json")),
         None if payload is None else json_text(payload),
         None if invalid_at is None else format_timestamp(invalid_at),
-        fields["invalid_reason"],
-        fields["superseded_by"],
+        fields.get("invalid_reason"),
+        fields.get("superseded_by"),
         None if expires_at is None else format_timestamp(expires_at),
         fields["idempotency_key"],
     )

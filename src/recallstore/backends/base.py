@@ -65,13 +65,13 @@ from recallstore.store import (
     JOURNAL_EXTENSION,
     Clock,
     MonotonicClock,
+    NewRecords,
     StoreLifecycle,
     check_import_batch,
     ids_from,
     is_storable_id,
     new_record_id,
     newest_timestamp,
-    records_from_inputs,
     records_to_import,
     utc_now,
 )
@@ -217,31 +217,31 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
             targets = [target for target in supersedes if target is not None]
             if targets:
                 await self._check_supersede_targets(handle, targets)
-            created = self._new_records(
+            batch = self._new_records(
                 [inp for inp, done in zip(inputs, results, strict=True) if not done]
             )
             # Invalidate first: a keyed record and its successor never are both valid,
             # not even inside the transaction (the unique index on the key checks each row).
-            for target, record in zip(supersedes, created, strict=True):
+            for target, record_id, stamp in zip(supersedes, batch.ids, batch.stamps, strict=True):
                 if target is not None:
-                    stamp = record.created_at
                     superseded: RecordChanges = {
                         "invalid_at": stamp,
-                        "superseded_by": record.id,
+                        "superseded_by": record_id,
                         "updated_at": stamp,
                     }
                     await self._update(handle, target, superseded)
-            await self._insert(handle, created)
-            if self._journal is not None and created:
+            await self._insert_new(handle, batch)
+            if self._journal is not None and batch.inputs:
                 superseded_ids = [target for target in supersedes if target is not None]
                 data = write_data(
                     "supersede" if superseded_ids else "write",
-                    created,
+                    batch.ids,
+                    batch.inputs,
                     superseded_ids=superseded_ids,
                     include_content=self._journal.include_content,
                 )
-                await self._journal_change(handle, write_scope(created), data)
-        fresh = iter(created)
+                await self._journal_change(handle, write_scope(batch.inputs), data)
+        fresh = iter(batch.records())
         return [done if done is not None else next(fresh) for done in results]
 
     async def get(self, id: str) -> MemoryRecord | None:
@@ -343,11 +343,16 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
                 "the store is not open (use 'async with' or 'await open()')",
             )
 
-    def _new_records(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
+    def _new_records(self, inputs: Sequence[MemoryWriteInput]) -> NewRecords:
         """The records a write creates for ``inputs``: an id each from the store's source,
         stamps from one reading of its clock, 1 µs apart in input order."""
         count = len(inputs)
-        return records_from_inputs(inputs, ids_from(self._ids, count), self._clock.readings(count))
+        return NewRecords(inputs, ids_from(self._ids, count), self._clock.readings(count))
+
+    async def _insert_new(self, handle: Handle, batch: NewRecords) -> None:
+        """Insert a write's new records; a backend may store them from ``batch``'s
+        inputs, ids and stamps and leave building the records for later."""
+        await self._insert(handle, batch.records())
 
     async def _check_imported_keys(self, handle: Handle, records: Sequence[MemoryRecord]) -> None:
         """An imported valid record may not take a key another valid record holds (S16)."""

@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 from recallstore.context import current_call_context
 from recallstore.errors import ConfigurationError
-from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
+from recallstore.records import (
+    MemoryHit,
+    MemoryRecord,
+    MemorySearchQuery,
+    MemoryWriteInput,
+    format_timestamp,
+)
 from recallstore.store import common_scope
 
 if TYPE_CHECKING:
@@ -139,25 +145,27 @@ def envelope(
 
 def write_data(
     operation: str,
-    records: Sequence[MemoryRecord],
+    ids: Sequence[str],
+    written: Sequence[MemoryRecord | MemoryWriteInput],
     *,
     superseded_ids: Sequence[str] = (),
     include_content: bool,
 ) -> dict[str, Any]:
-    """The data of a successful write or supersede of ``records``."""
+    """The data of a successful write or supersede: the new records' ``ids`` and what
+    was ``written`` (the records, or the inputs they were made from), in one order."""
     return {
         "operation": operation,
-        "record_ids": [record.id for record in records],
-        "kinds": [record.kind for record in records],
-        "count": len(records),
+        "record_ids": list(ids),
+        "kinds": [item.kind for item in written],
+        "count": len(written),
         "superseded_ids": list(superseded_ids),
-        "contents": [record.content for record in records] if include_content else None,
+        "contents": [item.content for item in written] if include_content else None,
     }
 
 
-def write_scope(records: Sequence[MemoryRecord]) -> dict[str, str]:
-    """The scope of a write event: the pairs every written record shares."""
-    return common_scope(record.scope for record in records)
+def write_scope(written: Sequence[MemoryRecord | MemoryWriteInput]) -> dict[str, str]:
+    """The scope of a write event: the pairs every written record (or input) shares."""
+    return common_scope(item.scope for item in written)
 
 
 def search_data(

@@ -183,6 +183,7 @@ class ObservedMemoryStore:
                 raise
             data = write_data(
                 operation,
+                [record.id for record in records],
                 records,
                 superseded_ids=superseded,
                 include_content=self.include_content,
