@@ -344,7 +344,9 @@ class NewRecords:
     A backend can store the batch from these three (``ids`` and ``stamps`` hold what
     the records will) and build the records it returns while its commit waits on the
     disk. With a storable id and a UTC stamp each (what a store's id source and clock
-    give) building cannot fail; anything else is built, and validated, at once.
+    give) building cannot fail; anything else is built, and validated, at once. The
+    inputs are read twice, for the rows and for the records, so they must not be
+    changed in place (a scope dict, a payload) until the write returns.
     """
 
     __slots__ = ("_records", "ids", "inputs", "stamps")
@@ -354,7 +356,7 @@ class NewRecords:
     ) -> None:
         if not len(inputs) == len(ids) == len(stamps):
             raise ValueError(
-                f"records_from_inputs needs an id and a stamp per input: {len(inputs)} "
+                f"a batch of new records needs an id and a stamp per input: {len(inputs)} "
                 f"inputs, {len(ids)} ids, {len(stamps)} stamps"
             )
         self.inputs = inputs
