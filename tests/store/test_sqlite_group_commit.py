@@ -234,7 +234,8 @@ async def test_work_left_for_the_commit_runs_after_the_statements_for_calls_that
 ) -> None:
     # A batch write builds the records it returns while COMMIT syncs the log
     # (GroupCommit.while_committing): after its rows went in, once, and only for a
-    # call whose statements stayed in the transaction.
+    # call whose statements stayed in the transaction (not one SQLite refused, nor one
+    # that failed before it finished).
     path = tmp_path / "group.db"
     async with aiosqlite.connect(path, isolation_level=None) as conn:
         await conn.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)")
@@ -245,18 +246,25 @@ async def test_work_left_for_the_commit_runs_after_the_statements_for_calls_that
         def insert(db: sqlite3.Connection, value: int) -> None:
             db.execute("INSERT INTO t (x) VALUES (?)", (value,)).close()
 
-        async def writer(n: int, value: int) -> None:
+        async def writer(n: int, value: int, *, give_up: bool = False) -> None:
             async with commits.call(lambda: conn):
                 commits.later(insert, value)
                 commits.while_committing(lambda: seen.append(f"built {n}"))
+                if give_up:  # fails on the event loop, after keeping its work
+                    raise LookupError(n)
 
         outcomes = await asyncio.gather(
-            writer(0, 1), writer(1, 1), writer(2, 2), return_exceptions=True
+            writer(0, 1),
+            writer(1, 1),
+            writer(3, 3, give_up=True),
+            writer(2, 2),
+            return_exceptions=True,
         )
         stored = await conn.execute_fetchall("SELECT x FROM t ORDER BY x")
     assert outcomes[0] is None
     assert isinstance(outcomes[1], StoreUnavailableError)  # the duplicate key: its own
-    assert outcomes[2] is None
+    assert isinstance(outcomes[2], LookupError)
+    assert outcomes[3] is None
     assert [row[0] for row in stored] == [1, 2]
     assert seen.count("COMMIT") == 1
     built = [entry for entry in seen if entry.startswith("built")]

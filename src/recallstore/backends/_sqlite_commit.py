@@ -42,6 +42,7 @@ import asyncio
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
+from functools import partial
 from typing import Any, Final, TypeVar
 
 import aiosqlite
@@ -50,7 +51,6 @@ from recallstore.backends._sqlite_commit_thread import (
     Call,
     Statement,
     TransactionLost,
-    before_commit,
     roll_back_call,
     run_calls,
     run_calls_and_commit,
@@ -73,8 +73,24 @@ class _Group:
         self.conn = conn
         self.calls = 0
         self.waiting: list[Call] = []  # finished calls whose kept statements have not run
-        self.while_committing: list[tuple[Call, Callable[[], object]]] = []
+        self.finished: list[Call] = []  # finished calls with work for while_committing
         self.committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def before_commit(self) -> Callable[[], object] | None:
+        """What the connection's thread calls just before COMMIT: it schedules, on the
+        event loop, the ``while_committing`` work of the calls whose statements landed
+        (a call that failed on the thread has its ``error`` set by then)."""
+        if not self.finished:
+            return None
+        finished, self.finished = self.finished, []
+
+        def run_finished() -> None:
+            for call in finished:
+                if call.error is None:
+                    for function in call.while_committing:
+                        function()
+
+        return partial(asyncio.get_running_loop().call_soon_threadsafe, run_finished)
 
 
 class GroupCommit:
@@ -146,6 +162,8 @@ class GroupCommit:
         self._call = None
         if call.kept:
             group.waiting.append(call)
+        if call.while_committing:  # only a call that finished: a failed one never runs it
+            group.finished.append(call)
         await self._hand_on(group)
         await asyncio.shield(group.committed)
         if call.error is not None:
@@ -168,10 +186,8 @@ class GroupCommit:
         of before. It may also run after the commit, or not at all if the call failed;
         ``function`` must not raise.
         """
-        group, call = self._group, self._call
-        assert group is not None, "while_committing() outside a write call"
-        assert call is not None, "while_committing() outside a write call"
-        group.while_committing.append((call, function))
+        assert self._call is not None, "while_committing() outside a write call"
+        self._call.while_committing.append(function)
 
     async def now(self, conn: aiosqlite.Connection, function: Callable[..., _T], *args: Any) -> _T:
         """``function(db, *args)`` on the connection's thread, after every kept statement.
@@ -283,7 +299,7 @@ class GroupCommit:
         """Run the waiting calls' statements, then COMMIT, in one hand-off."""
         self._group = None
         waiting, group.waiting = group.waiting, []
-        meanwhile = before_commit(group.while_committing)
+        meanwhile = group.before_commit()
         try:
             await on_thread(group.conn, run_calls_and_commit, waiting, self._begin_now, meanwhile)
         except (self._error, TransactionLost) as exc:

@@ -4,10 +4,8 @@ to aiosqlite's thread)."""
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from collections.abc import Callable
-from functools import partial
 from typing import Any, Final
 
 from recallstore.backends._sqlite_insert import PendingInsert, insert_now
@@ -17,7 +15,6 @@ __all__ = [
     "Call",
     "Statement",
     "TransactionLost",
-    "before_commit",
     "roll_back_call",
     "run_calls",
     "run_calls_and_commit",
@@ -42,6 +39,7 @@ class Call:
         # transaction before its statements, so undoing it is rolling that back.
         self.first = first
         self.kept: list[Statement] = []
+        self.while_committing: list[Callable[[], object]] = []  # see GroupCommit
         self.savepoint_open = False
         self.error: BaseException | None = None
 
@@ -161,31 +159,14 @@ def _run_kept(
         call.savepoint_open = False
 
 
-def before_commit(
-    pending: list[tuple[Call, Callable[[], object]]],
-) -> Callable[[], object] | None:
-    """What the connection's thread calls just before COMMIT: it schedules, on the event
-    loop, the ``while_committing`` functions of the calls that did not fail."""
-    if not pending:
-        return None
-    loop = asyncio.get_running_loop()
-
-    def run_pending() -> None:
-        for call, function in pending:
-            if call.error is None:
-                function()
-
-    return partial(loop.call_soon_threadsafe, run_pending)
-
-
 def run_calls_and_commit(
     db: sqlite3.Connection,
     waiting: list[Call],
     begin: Callable[[sqlite3.Connection], None],
     meanwhile: Callable[[], object] | None = None,
 ) -> None:
-    """The waiting calls' kept statements, then ``meanwhile()`` (see :func:`before_commit`),
-    then ``COMMIT``."""
+    """The waiting calls' kept statements, then ``meanwhile()`` (it hands the calls'
+    ``while_committing`` work to the event loop), then ``COMMIT``."""
     run_calls(db, waiting, None, None, begin)
     if meanwhile is not None:
         # COMMIT releases the GIL while it writes and syncs the log: the event loop
