@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo serve test format check lint typecheck layers manifest bench bench-hybrid clean
+.PHONY: demo serve test test-fast format check lint typecheck layers manifest bench bench-hybrid clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,11 @@ test: $(VENV)/.installed-dev .venv-langchain/.installed
 	$(BIN)/python -m coverage erase
 	$(BIN)/python -m coverage run -m pytest
 	$(BIN)/python -m coverage report --show-missing --skip-covered $(COVERAGE_FLOOR)
+
+## test-fast: the contributor's inner loop: every test but those marked slow or browser,
+## without coverage (`make test` and CI still run everything)
+test-fast: $(VENV)/.installed-dev .venv-langchain/.installed
+	$(BIN)/python -m pytest -q -m "not slow and not browser"
 
 ## check: the static checks CI and pre-commit run: lint, typecheck, layers
 check: lint typecheck layers

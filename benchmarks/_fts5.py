@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from recallstore.backends._sqlite_search import fts5_totals as _totals_of_block
+from recallstore.backends.sqlite.search import fts5_totals as _totals_of_block
 
 
 def fts5_totals(conn: sqlite3.Connection, table: str) -> tuple[int, list[int]]:

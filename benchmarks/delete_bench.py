@@ -8,7 +8,7 @@ For each size and each SQLite driver available (the standard library's, and the
   ``--forgets`` scopes (written, untimed, just before).
 
 Floors, measured in the same run on the same file, alternating with the store's calls:
-the store's own statements (``_sqlite_delete``) in one ``BEGIN IMMEDIATE … COMMIT``
+the store's own statements (``sqlite.delete``) in one ``BEGIN IMMEDIATE … COMMIT``
 then ``PRAGMA wal_checkpoint(TRUNCATE)`` — what the store does so the words leave the
 ``-wal`` file too — through a plain connection of the same driver module, and
 statement by statement through aiosqlite over it.
@@ -38,9 +38,9 @@ from typing import Any
 
 from store_bench import RECORDS_PER_USER, TENANTS, Corpus
 
-from recallstore.backends._sqlite_delete import delete_now, forget_now
-from recallstore.backends._sqlite_driver import SqliteDriver, choose_sqlite
 from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.sqlite.delete import delete_now, forget_now
+from recallstore.backends.sqlite.driver import SqliteDriver, choose_sqlite
 from recallstore.records import MemoryWriteInput
 
 _PRAGMAS = [

@@ -2,7 +2,7 @@
 
 The same memories and questions as benchmarks/locomo_recall.py (categories 1-4),
 through ``SqliteMemoryStore(..., embedder=...).search``, for keyword search alone and
-each fusion tried (``recallstore._fusion``: the method and the cosine's weight); the
+each fusion tried (``recallstore._search.fusion``: the method and the cosine's weight); the
 embedder is the benchmark's model, all-mpnet-base-v2, or all-MiniLM-L6-v2 with
 ``--model minilm`` (benchmarks/_models.py; each text embedded once across the trials).
 The time the model takes to embed one question is reported apart.
@@ -22,7 +22,8 @@ from pathlib import Path
 from _models import CachedEmbedder, load_model, missing_packages
 from locomo_recall import DEFAULT_DATA, load_locomo, measure
 
-from recallstore._fusion import VECTOR_WEIGHT, FusionMethod
+from recallstore._search.fusion import VECTOR_WEIGHT, FusionMethod
+from recallstore.backends._tuning import tune
 from recallstore.backends.sqlite import SqliteMemoryStore
 
 TRIALS: list[tuple[FusionMethod, float] | None] = [
@@ -47,10 +48,11 @@ async def run(data: Path, quick: bool, model_name: str) -> None:
     trials = TRIALS[:2] if quick else list(dict.fromkeys(TRIALS))
     for fusion in trials:
         with tempfile.TemporaryDirectory(prefix="recallstore-hybrid-") as tmp:
-            store = SqliteMemoryStore(
-                Path(tmp) / "memory.db",
-                embedder=None if fusion is None else embedder,
-                _fusion=fusion,
+            store = tune(
+                SqliteMemoryStore(
+                    Path(tmp) / "memory.db", embedder=None if fusion is None else embedder
+                ),
+                fusion=fusion,
             )
             name = "keyword" if fusion is None else f"{fusion[0]} w={fusion[1]}"
             result = await measure(name, store, inputs, questions, 10)

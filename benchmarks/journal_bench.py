@@ -31,6 +31,7 @@ from pathlib import Path
 
 from store_bench import Corpus
 
+from recallstore.backends._tuning import tune
 from recallstore.backends.journal import JournalSettings
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
@@ -94,9 +95,8 @@ async def retention(writes: int, bound: int) -> tuple[int, float]:
     largest = 0
     began = time.perf_counter()
     # stdlib, like the sqlite3 connection that reads the file beside it.
-    async with SqliteMemoryStore(
-        db, journal=settings, _synchronous="NORMAL", sqlite_driver="stdlib"
-    ) as store:
+    shipped = SqliteMemoryStore(db, journal=settings, sqlite_driver="stdlib")
+    async with tune(shipped, synchronous="NORMAL") as store:
         for n in range(1, writes + 1):
             await store.write([MemoryWriteInput(scope={"user": "u"}, content=f"fact {n}")])
             if n % bound == 0 or n == writes:

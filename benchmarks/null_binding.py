@@ -30,14 +30,14 @@ from pathlib import Path
 
 from store_bench import PRAGMAS, Corpus, build_rows
 
-from recallstore.backends._sqlite_insert import (
+from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.sqlite.insert import (
     _OPTIONAL_COLUMNS,
     _REQUIRED_COLUMNS,
     PendingInsert,
     next_seq,
 )
-from recallstore.backends._sqlite_rows import Statements
-from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.sqlite.rows import Statements
 from recallstore.store import MonotonicClock
 
 _BOUND_WHOLE = (

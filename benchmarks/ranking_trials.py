@@ -10,13 +10,13 @@ Three kinds of figure:
 
 * **store** — ``SqliteMemoryStore.search`` (which now runs the proposed ranking), plain
   FTS5 (the store's own file and tokenizer, ``ORDER BY bm25()``) with stop words
-  dropped, and the proposed ranking (``recallstore._query.rank_records``) both over the
+  dropped, and the proposed ranking (``recallstore._search.query.rank_records``) both over the
   store's file (FTS5 candidates, as the SQLite backend would run it) and over every
   match (as the in-memory backend would);
 * **trials** — a Python BM25 ranker over the same Porter stems as FTS5 (one shared
   statistic over every conversation, as a store has), so that k1, b, idf, term
   weights, feedback and proximity can be varied freely. Each row changes one thing
-  against the row it names. Stems come from ``recallstore._porter``, which a test
+  against the row it names. Stems come from ``recallstore._search.porter``, which a test
   pins to FTS5's own tokenizer;
 * **held-out** — every parameter with a choice (stop list, k1/b, idf, feedback size
   and share, proximity weight) is chosen on one half of the conversations (sample
@@ -50,8 +50,8 @@ from pathlib import Path
 from _fts5 import fts5_totals
 from locomo_recall import DEFAULT_DATA, Question, load_locomo
 
-from recallstore._porter import porter_stem
-from recallstore._query import (
+from recallstore._search.porter import porter_stem
+from recallstore._search.query import (
     STOP_WORDS,
     Candidate,
     CorpusStatistics,
@@ -60,7 +60,7 @@ from recallstore._query import (
     plan_query,
     rank_records,
 )
-from recallstore._text import query_terms, tokenize
+from recallstore._search.text import query_terms, tokenize
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.records import MemorySearchQuery
 

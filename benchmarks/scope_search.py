@@ -13,7 +13,7 @@ five ways:
   (``scope:(p1 AND p2) AND content:(a OR b OR c)``, ``bm25(f, 0.0, 1.0)``), so FTS5
   intersects doclists;
 * ``scope-token + python`` — the same MATCH without ``ORDER BY bm25()`` (every match
-  of the scope), re-scored by ``recallstore._query.bm25_score`` with document
+  of the scope), re-scored by ``recallstore._search.query.bm25_score`` with document
   frequencies from an fts5vocab table;
 * ``scope-token + python, df cached`` — as above with the frequencies already known
   (what a store-maintained frequency table or cache would give);
@@ -45,7 +45,7 @@ from pathlib import Path
 
 from _fts5 import fts5_totals
 
-from recallstore._query import CorpusStatistics, bm25_score, document_stems, plan_query
+from recallstore._search.query import CorpusStatistics, bm25_score, document_stems, plan_query
 
 TENANTS = 10
 SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "zu", "pe", "dra", "gon"]

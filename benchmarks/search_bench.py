@@ -37,9 +37,9 @@ from typing import Any
 
 from store_bench import Corpus
 
-from recallstore._query import plan_query
-from recallstore.backends._sqlite_search import candidates_sql, match_expression
+from recallstore._search.query import plan_query
 from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.sqlite.search import candidates_sql, match_expression
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
 from recallstore.store import MemoryStore
 

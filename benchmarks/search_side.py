@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 
 from search_bench import make_queries
 
-from recallstore._query import plan_query
-from recallstore.backends._sqlite_search import candidates_sql, match_expression
+from recallstore._search.query import plan_query
 from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.sqlite.search import candidates_sql, match_expression
 
 
 async def main(path: str, users: int) -> None:

@@ -41,10 +41,11 @@ from pathlib import Path
 
 import aiosqlite
 
-from recallstore.backends._sqlite_insert import PendingInsert, insert_now, next_seq
-from recallstore.backends._sqlite_rows import on_thread
-from recallstore.backends._sqlite_wal import AUTOCHECKPOINT_PAGES
+from recallstore.backends._tuning import tune
 from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.sqlite.insert import PendingInsert, insert_now, next_seq
+from recallstore.backends.sqlite.rows import on_thread
+from recallstore.backends.sqlite.wal import AUTOCHECKPOINT_PAGES
 from recallstore.records import MemoryRecord, MemorySearchQuery, MemoryWriteInput
 from recallstore.store import MonotonicClock, new_record_id, record_from_input
 
@@ -215,9 +216,8 @@ async def bench_size(folder: Path, records: int, args: argparse.Namespace) -> li
     clock = MonotonicClock()
     # Without the event journal: its batched search events would flush into the traced
     # statements the floors replay. What the journal costs is journal_bench.py's figure.
-    async with SqliteMemoryStore(
-        paths["store"], _synchronous=args.synchronous, journal=None, sqlite_driver="stdlib"
-    ) as store:
+    shipped = SqliteMemoryStore(paths["store"], journal=None, sqlite_driver="stdlib")
+    async with tune(shipped, synchronous=args.synchronous) as store:
         trace = Trace(store)
         writers = await Floors.open(paths["sqlite3"], paths["aiosqlite"])
         try:

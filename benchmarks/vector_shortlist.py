@@ -35,7 +35,7 @@ from typing import Any
 
 from _models import load_model, missing_packages
 
-from recallstore._fusion import FUSION_DEPTH
+from recallstore._search.fusion import FUSION_DEPTH
 from recallstore.backends import _vectors
 from recallstore.backends._vectors import VectorRows, embed_texts, top_cosine
 from recallstore.embedding import Embedder

@@ -31,8 +31,8 @@ from typing import Any
 
 from store_bench import PRAGMAS, Corpus, build_rows
 
-from recallstore.backends._sqlite_insert import PendingInsert, insert_now
 from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.sqlite.insert import PendingInsert, insert_now
 from recallstore.records import MemoryWriteInput
 from recallstore.store import MonotonicClock
 

@@ -28,6 +28,10 @@ RunPytest = Callable[..., subprocess.CompletedProcess[str]]
 # run everything on it.
 os.environ.setdefault("RECALLSTORE_SQLITE_DRIVER", "stdlib")
 
+# Test modules share helpers as ``tests.<folder>.<module>`` (kit mutants, fixtures):
+# the repository root goes on the path, as ``python -m pytest`` puts it for a run from there.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 # Settings of this run that must not leak into a project's own pytest run.
 _OUR_SETTINGS = {"PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH", "VIRTUAL_ENV"}
 

@@ -20,10 +20,10 @@ from recallstore.recall import (
     Recall,
     assemble_recall,
 )
-from recallstore.records import MemorySearchQuery
 from recallstore.store import MemoryStore
 from recallstore.toolbox import MemoryToolbox
 from recallstore.toolset import MEMORY_TOOLS, MemoryToolSpec, check_toolset
+from recallstore.values import canonical_scope
 
 __all__ = ["MemoryCapability", "MemoryInstance", "memory_prompt"]
 
@@ -194,7 +194,7 @@ async def memory_prompt(
     ``.instantiate(scope, ...).instructions`` — put it in a system prompt, or pin it with
     a snapshot test. ``scope`` must be non-empty (ConfigurationError otherwise).
     """
-    scope = MemorySearchQuery(scope=dict(scope)).scope  # names a bad key or value
+    scope = canonical_scope(scope)
     if not scope:
         raise ConfigurationError(
             "memory_prompt needs a non-empty scope (e.g. {'user': 'u_42'}); "

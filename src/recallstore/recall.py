@@ -1,7 +1,7 @@
 """Turn-1 recall: the memories a conversation starts with, assembled within a budget.
 
 ``assemble_recall`` is the one place the recall budget lives. Rendering is separate
-and pure (``recallstore.prompt.Awareness.from_recall``): it never fetches.
+and pure (``recallstore.prompt.render_recall``): it never fetches.
 
 Rules, in order:
 

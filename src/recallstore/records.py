@@ -8,8 +8,8 @@ This module imports nothing from the machinery (stores, events, exporters).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Iterable
+from datetime import datetime
 from typing import Annotated, Any, ClassVar, Final, Literal, Self, get_args
 
 from pydantic import (
@@ -25,6 +25,26 @@ from pydantic import (
 )
 
 from recallstore.errors import MemoryValidationError
+from recallstore.values import (
+    DEFAULT_LIMIT,
+    MAX_CONTENT_CHARS,
+    MAX_ID_CHARS,
+    MAX_KEY_CHARS,
+    MAX_LIMIT,
+    MAX_REASON_CHARS,
+    MAX_SCOPE_KEYS,
+    MAX_SCOPE_PART_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    canonical_scope,
+    check_invalid_reason,
+    check_storable,
+    check_text,
+    format_timestamp,
+    normalise_tags,
+    parse_scope_pairs,
+    utc_moment,
+)
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -52,49 +72,10 @@ __all__ = [
     "parse_scope_pairs",
 ]
 
-MAX_CONTENT_CHARS = 16_000
-"""Longest allowed ``content``, in characters, for every backend."""
-DEFAULT_LIMIT = 10
-"""``MemorySearchQuery.limit`` when none is given."""
-MAX_LIMIT = 1000
-"""Largest allowed ``MemorySearchQuery.limit``."""
-MAX_TAGS = 32
-MAX_TAG_CHARS = 64
-MAX_SCOPE_KEYS = 16
-MAX_SCOPE_PART_CHARS = 256
-MAX_REASON_CHARS = 1_000
-"""Longest allowed invalidation reason, in characters, for every backend."""
-_MAX_ID_CHARS = 128
-MAX_KEY_CHARS = _MAX_ID_CHARS * 2
-"""Longest allowed ``idempotency_key`` and ``target_key``, in characters."""
-
 MemoryKind = Literal["fact", "preference", "episode", "profile"]
 MEMORY_KINDS: tuple[MemoryKind, ...] = get_args(MemoryKind)
 SearchMode = Literal["keyword", "semantic", "hybrid"]
 RecordStatus = Literal["valid", "superseded", "invalidated", "expired"]
-
-
-def format_timestamp(moment: datetime) -> str:
-    """Render a UTC datetime as fixed-width ISO 8601 with microseconds and ``Z``.
-
-    Fixed width makes the strings sort in time order, which the SQL backends rely on.
-    """
-    if moment.tzinfo is UTC and moment.year >= 1000:
-        # What strftime gives below, several times faster (every write formats one): the
-        # text up to the second is looked up, as a batch's stamps share one or two seconds.
-        second = (moment.year, moment.month, moment.day, moment.hour, moment.minute, moment.second)
-        head = _SECOND_TEXTS.get(second)
-        if head is None:
-            if len(_SECOND_TEXTS) >= _SECOND_TEXTS_KEPT:
-                _SECOND_TEXTS.clear()
-            head = _SECOND_TEXTS[second] = moment.isoformat(timespec="seconds")[:-6]
-        return f"{head}.{moment.microsecond:06d}Z"
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-_SECOND_TEXTS: Final[dict[tuple[int, ...], str]] = {}
-"""``format_timestamp``'s text of recent seconds, by (year, month, day, hour, minute, second)."""
-_SECOND_TEXTS_KEPT: Final = 1024
 
 
 def _to_validation_error(exc: ValidationError) -> MemoryValidationError:
@@ -138,40 +119,37 @@ class _Contract(BaseModel):
         except ValidationError as exc:
             raise _to_validation_error(exc) from None
 
+    @classmethod
+    def trusted(cls, fields: dict[str, Any], fields_set: Iterable[str] | None = None) -> Self:
+        """An instance of ``fields`` that were validated before (a stored row, the fields
+        of a validated input), given every field in field order: not validated again.
 
-def _check_storable(value: str, what: str) -> str:
-    # Neither SQLite nor Postgres can store NUL or a lone surrogate (which json.loads
-    # makes of "\ud800"), so the contract refuses them for every backend alike.
-    if "\x00" in value:
-        raise ValueError(f"{what} must not contain NUL characters")
-    if not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError(f"{what} must be valid Unicode (no lone surrogates)") from None
-    return value
-
-
-def _check_text(value: str, what: str, max_chars: int) -> str:
-    _check_storable(value, what)
-    if len(value) > max_chars:
-        raise ValueError(f"{what} is {len(value)} characters; the maximum is {max_chars}")
-    return value
+        What ``model_construct`` builds, without its per-field loop (most of its cost),
+        for models with no private attributes, extras or ``model_post_init`` (a test
+        pins that). ``fields_set`` is its ``model_fields_set`` (default: every field).
+        """
+        instance = cls.__new__(cls)
+        _set = object.__setattr__
+        _set(instance, "__dict__", fields)
+        _set(instance, "__pydantic_fields_set__", set(fields if fields_set is None else fields_set))
+        _set(instance, "__pydantic_extra__", None)
+        _set(instance, "__pydantic_private__", None)
+        return instance
 
 
 def _storable_text(value: str) -> str:
-    return _check_storable(value, "the value")
+    return check_storable(value, "the value")
 
 
 def _storable_json(value: JsonValue) -> JsonValue:
     if isinstance(value, str):
-        _check_storable(value, "a string in payload")
+        check_storable(value, "a string in payload")
     elif isinstance(value, list):
         for item in value:
             _storable_json(item)
     elif isinstance(value, dict):
         for key, item in value.items():
-            _check_storable(key, "a key in payload")
+            check_storable(key, "a key in payload")
             _storable_json(item)
     return value
 
@@ -180,107 +158,26 @@ _Text = Annotated[str, AfterValidator(_storable_text)]
 """A string every backend can store: no NUL, no lone surrogate."""
 
 
-def _canonical_scope(value: Any) -> dict[str, str]:
-    if not isinstance(value, Mapping):
-        raise ValueError("scope must be a mapping of string keys to string values")
-    if len(value) > MAX_SCOPE_KEYS:
-        raise ValueError(f"scope has {len(value)} keys; the maximum is {MAX_SCOPE_KEYS}")
-    canonical: dict[str, str] = {}
-    for key in sorted(value, key=lambda k: str(k)):
-        part = value[key]
-        if not isinstance(key, str) or not key.strip():
-            raise ValueError(f"scope keys must be non-empty strings, got {key!r}")
-        if not isinstance(part, str):
-            raise ValueError(f"scope value for {key!r} must be a string, got {type(part).__name__}")
-        _check_text(key, "a scope key", MAX_SCOPE_PART_CHARS)
-        _check_text(part, f"scope value for {key!r}", MAX_SCOPE_PART_CHARS)
-        canonical[key] = part
-    return canonical
-
-
-def _normalise_tags(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str) or not isinstance(value, (list, tuple, set, frozenset)):
-        raise ValueError("tags must be a list of strings")
-    tags: set[str] = set()
-    for tag in value:
-        if not isinstance(tag, str):
-            raise ValueError(f"tags must be strings, got {type(tag).__name__}")
-        stripped = _check_text(tag.strip(), "a tag", MAX_TAG_CHARS)
-        if not stripped:
-            raise ValueError("tags must not be blank")
-        tags.add(stripped)
-    if len(tags) > MAX_TAGS:
-        raise ValueError(f"{len(tags)} tags given; the maximum is {MAX_TAGS}")
-    return tuple(sorted(tags))
-
-
-_FIRST_YEAR: Final = 1000
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError("timestamps must be timezone-aware (use UTC)")
-    moment = value.astimezone(UTC)
-    if moment.year < _FIRST_YEAR:
-        # Stored text is fixed-width ISO 8601, whose order is time order: years 1000-9999.
-        raise ValueError(f"timestamps before the year {_FIRST_YEAR} are not supported: {value}")
-    return moment
-
-
-def parse_scope_pairs(pairs: Iterable[str]) -> dict[str, str]:
-    """``["tenant=acme", "user=u1"]`` → the canonical scope ``{"tenant": "acme", "user": "u1"}``.
-
-    Splits each pair at its first ``=``; keys and values are exact (nothing is stripped).
-    A pair without ``=`` or with an empty key, a key given twice with different values,
-    or a scope the contract refuses raises :class:`MemoryValidationError` on ``scope``.
-    """
-    scope: dict[str, str] = {}
-    for pair in pairs:
-        key, separator, value = pair.partition("=")
-        if not separator or not key:
-            raise MemoryValidationError("scope", f"expects key=value, got {pair!r}", pair)
-        if scope.get(key, value) != value:
-            raise MemoryValidationError(
-                "scope", f"gives {key!r} twice with different values: {scope[key]!r}, {value!r}"
-            )
-        scope[key] = value
+def _scope_field(value: Any) -> dict[str, str]:
+    # Inside a validator the rule's error is a ValueError, which pydantic names the field by.
     try:
-        return _canonical_scope(scope)
-    except ValueError as exc:
-        raise MemoryValidationError("scope", str(exc), scope) from None
-
-
-def check_invalid_reason(reason: str | None) -> str | None:
-    """Validate an ``invalidate`` reason (a string without NUL, at most MAX_REASON_CHARS).
-
-    Raises :class:`MemoryValidationError` naming ``reason``; every backend calls it first.
-    """
-    if reason is None:
-        return None
-    if not isinstance(reason, str):
-        raise MemoryValidationError("reason", "must be a string or None", reason)
-    try:
-        return _check_text(reason, "reason", MAX_REASON_CHARS)
-    except ValueError as exc:
-        raise MemoryValidationError("reason", str(exc), reason) from None
+        return canonical_scope(value)
+    except MemoryValidationError as exc:
+        raise ValueError(exc.message) from None
 
 
 class Provenance(_Contract):
     """Where a memory came from: the conversation, run and author that wrote it."""
 
-    conversation_id: _Text | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
-    run_id: _Text | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
-    author: _Text | None = Field(default=None, max_length=_MAX_ID_CHARS * 2)
+    conversation_id: _Text | None = Field(default=None, max_length=MAX_ID_CHARS * 2)
+    run_id: _Text | None = Field(default=None, max_length=MAX_ID_CHARS * 2)
+    author: _Text | None = Field(default=None, max_length=MAX_ID_CHARS * 2)
 
 
 class MemoryTarget(_Contract):
     """A typed pointer for a later promotion layer; stored and returned untouched."""
 
-    section: _Text = Field(min_length=1, max_length=_MAX_ID_CHARS)
+    section: _Text = Field(min_length=1, max_length=MAX_ID_CHARS)
     key: _Text | None = Field(default=None, max_length=MAX_KEY_CHARS)
 
 
@@ -300,7 +197,7 @@ class _WritableFields(_Contract):
     @field_validator("scope", mode="before")
     @classmethod
     def _scope(cls, value: Any) -> dict[str, str]:
-        return _canonical_scope(value)
+        return _scope_field(value)
 
     @field_validator("content")
     @classmethod
@@ -308,17 +205,17 @@ class _WritableFields(_Contract):
         stripped = value.strip()
         if not stripped:
             raise ValueError("content must not be empty or whitespace")
-        return _check_text(stripped, "content", MAX_CONTENT_CHARS)
+        return check_text(stripped, "content", MAX_CONTENT_CHARS)
 
     @field_validator("tags", mode="before")
     @classmethod
     def _tags(cls, value: Any) -> tuple[str, ...]:
-        return _normalise_tags(value)
+        return normalise_tags(value)
 
     @field_validator("expires_at")
     @classmethod
     def _expires(cls, value: datetime | None) -> datetime | None:
-        return _utc(value)
+        return utc_moment(value)
 
     @field_serializer("expires_at", when_used="json")
     def _dump_expires(self, value: datetime | None) -> str | None:
@@ -335,7 +232,7 @@ class MemoryWriteInput(_WritableFields):
     store invalidates it in the same transaction.
     """
 
-    supersedes: str | None = Field(default=None, min_length=1, max_length=_MAX_ID_CHARS)
+    supersedes: str | None = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
 
     def says_the_same_as(self, record: MemoryRecord) -> bool:
         """True when ``record`` already holds what this input says (S16): same kind,
@@ -346,17 +243,17 @@ class MemoryWriteInput(_WritableFields):
 class MemoryRecord(_WritableFields):
     """A stored memory: a fact with provenance and validity, never a scored row."""
 
-    id: _Text = Field(min_length=1, max_length=_MAX_ID_CHARS)
+    id: _Text = Field(min_length=1, max_length=MAX_ID_CHARS)
     created_at: datetime
     updated_at: datetime
     invalid_at: datetime | None = None
     invalid_reason: _Text | None = Field(default=None, max_length=MAX_REASON_CHARS)
-    superseded_by: _Text | None = Field(default=None, min_length=1, max_length=_MAX_ID_CHARS)
+    superseded_by: _Text | None = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
 
     @field_validator("created_at", "updated_at", "invalid_at")
     @classmethod
     def _timestamps(cls, value: datetime | None) -> datetime | None:
-        return _utc(value)
+        return utc_moment(value)
 
     @field_serializer("created_at", "updated_at", "invalid_at", when_used="json")
     def _dump_timestamps(self, value: datetime | None) -> str | None:
@@ -406,12 +303,12 @@ class MemorySearchQuery(_Contract):
     @field_validator("scope", mode="before")
     @classmethod
     def _scope(cls, value: Any) -> dict[str, str]:
-        return _canonical_scope(value)
+        return _scope_field(value)
 
     @field_validator("tags", mode="before")
     @classmethod
     def _tags(cls, value: Any) -> tuple[str, ...] | None:
-        return None if value is None else _normalise_tags(value)
+        return None if value is None else normalise_tags(value)
 
     @property
     def is_listing(self) -> bool:

@@ -31,6 +31,7 @@ from recallstore.records import (
 )
 from recallstore.store import MemoryStore, scope_matches
 from recallstore.tools import ToolFailure
+from recallstore.values import canonical_scope
 
 __all__ = ["ScopedMemory"]
 
@@ -68,7 +69,7 @@ class ScopedMemory:
                 "an unscoped toolbox would expose every user's memories"
             )
         # Validates and canonicalises the scope once, at the edge.
-        self._scope: dict[str, str] = MemorySearchQuery(scope=dict(scope)).scope
+        self._scope: dict[str, str] = canonical_scope(scope)
         self._provenance = Provenance(conversation_id=conversation_id, run_id=run_id, author=author)
         self._store = store
 

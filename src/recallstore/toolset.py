@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from recallstore.errors import ConfigurationError
 from recallstore.records import MAX_TAG_CHARS, MemoryHit, MemoryKind, MemoryRecord
 from recallstore.tools import ToolArguments, ToolFailure, ToolResult, ToolSpec
+from recallstore.values import MAX_ID_CHARS, model_date
 
 if TYPE_CHECKING:
     # Only for types: the specs bind to no store, so the pure Manual may import them.
@@ -58,7 +59,6 @@ MAX_TOOL_TAGS = 8
 MAX_TOOL_REASON_CHARS = 500
 DEFAULT_TOOL_LIMIT = 10
 MAX_TOOL_LIMIT = 50
-_MAX_ID_CHARS = 128
 
 _Tag = Annotated[str, Field(min_length=1, max_length=MAX_TAG_CHARS)]
 _Kinds = Annotated[
@@ -103,7 +103,7 @@ class MemoryView(BaseModel):
             kind=record.kind,
             content=record.content,
             tags=list(record.tags),
-            date=record.created_at.strftime("%Y-%m-%d"),
+            date=model_date(record.created_at),
         )
 
 
@@ -137,7 +137,7 @@ class SaveArguments(ToolArguments):
     supersedes: str | None = Field(
         default=None,
         min_length=1,
-        max_length=_MAX_ID_CHARS,
+        max_length=MAX_ID_CHARS,
         description=(
             "The id of a memory this one corrects or updates; that memory stops being recalled. "
             "Use it instead of saving a contradicting memory. Default: null."
@@ -170,7 +170,7 @@ class InvalidateArguments(ToolArguments):
     """Arguments of memory_invalidate."""
 
     id: str = Field(
-        min_length=1, max_length=_MAX_ID_CHARS, description="The id of the memory to invalidate."
+        min_length=1, max_length=MAX_ID_CHARS, description="The id of the memory to invalidate."
     )
     reason: str | None = Field(
         default=None,

@@ -54,7 +54,7 @@ def recall_of(profile: list[MemoryRecord], hits: list[MemoryRecord], omitted: in
 
 
 def render(recall: Recall | None) -> str | None:
-    return Awareness.from_recall(RenderContext(recall=recall))
+    return render_recall(recall)
 
 
 PROFILE = [
@@ -233,14 +233,15 @@ def test_escaped_text_is_one_line_without_angle_brackets(text: str) -> None:
     assert escaped == escaped.strip()
 
 
-def test_render_recall_is_the_plain_form_of_awareness_from_recall() -> None:
+def test_awareness_from_recall_is_the_seeds_alias_of_render_recall() -> None:
     import recallstore
 
     assert recallstore.render_recall is render_recall
     assert render_recall(None) is None
+    assert Awareness.from_recall(RenderContext()) is None
     assert render_recall(recall_of([], [])) is None
     for recall in (recall_of(PROFILE, HITS), recall_of(PROFILE, [], omitted=2)):
         block = render_recall(recall)
         assert block is not None
         assert block.startswith(RECALL_OPEN)
-        assert block == render(recall)
+        assert block == Awareness.from_recall(RenderContext(recall=recall))

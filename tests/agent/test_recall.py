@@ -13,7 +13,7 @@ import pytest
 from recallstore import InMemoryMemoryStore, MemoryStore, MemoryWriteInput
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.context import CallContext, current_call_context
-from recallstore.prompt import Awareness, RenderContext
+from recallstore.prompt import render_recall
 from recallstore.recall import Recall, RecallObserver, assemble_recall
 
 SCOPE = {"tenant": "acme", "user": "ana"}
@@ -83,7 +83,7 @@ async def test_budget_takes_whole_entries_and_counts_the_rest(store: MemoryStore
     assert recall.omitted == len(full.entries) - 2
     assert recall.truncated is True
     assert recall.used_chars == sizes[0] + sizes[1] <= budget
-    block = Awareness.from_recall(RenderContext(recall=recall))
+    block = render_recall(recall)
     assert block is not None
     assert f"[{recall.omitted} more memories were omitted" in block
 
@@ -102,7 +102,7 @@ async def test_zero_budget_recalls_nothing_but_says_so(store: MemoryStore) -> No
     assert recall.entries == ()
     assert recall.omitted > 0
     assert recall.truncated is True
-    assert Awareness.from_recall(RenderContext(recall=recall)) is not None
+    assert render_recall(recall) is not None
 
 
 async def test_empty_memory_recalls_nothing(store: MemoryStore) -> None:
@@ -110,7 +110,7 @@ async def test_empty_memory_recalls_nothing(store: MemoryStore) -> None:
     assert recall.entries == ()
     assert recall.omitted == 0
     assert recall.truncated is False
-    assert Awareness.from_recall(RenderContext(recall=recall)) is None
+    assert render_recall(recall) is None
 
 
 async def test_blank_user_text_recalls_only_the_profile(store: MemoryStore) -> None:
@@ -158,7 +158,7 @@ _RENDER_SCRIPT = textwrap.dedent(
     """
     import asyncio, sys
     from recallstore.backends.sqlite import SqliteMemoryStore
-    from recallstore.prompt import Awareness, RenderContext
+    from recallstore.prompt import render_recall
     from recallstore.recall import assemble_recall
 
     async def main() -> None:
@@ -166,7 +166,7 @@ _RENDER_SCRIPT = textwrap.dedent(
             recall = await assemble_recall(
                 store, {"tenant": "acme", "user": "ana"}, "tea in Lisbon", budget_chars=90
             )
-        sys.stdout.write(Awareness.from_recall(RenderContext(recall=recall)) or "")
+        sys.stdout.write(render_recall(recall) or "")
 
     asyncio.run(main())
     """

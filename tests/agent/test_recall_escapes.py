@@ -16,7 +16,7 @@ from functools import cache
 import pytest
 
 from recallstore import ConfigurationError, InMemoryMemoryStore, MemoryRecord, MemoryWriteInput
-from recallstore.prompt import RECALL_CLOSE, Awareness, RenderContext, escape_memory_text
+from recallstore.prompt import RECALL_CLOSE, escape_memory_text, render_recall
 from recallstore.recall import Recall, assemble_recall
 
 EVERY_CHARACTER = [chr(code) for code in range(sys.maxunicode + 1)]
@@ -160,7 +160,7 @@ def _block(*contents: str) -> str:
         budget_chars=10_000,
         used_chars=sum(len(content) for content in contents),
     )
-    block = Awareness.from_recall(RenderContext(recall=recall))
+    block = render_recall(recall)
     assert block is not None
     return block
 

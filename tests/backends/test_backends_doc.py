@@ -50,8 +50,11 @@ async def test_the_sample_keeps_records_in_its_file(jsonfile_scheme: Any, tmp_pa
 
 def test_the_module_table_lists_every_backend_module() -> None:
     backends = DOC.parents[1] / "src" / "recallstore" / "backends"
-    modules = {f"recallstore/backends/{p.name}" for p in backends.glob("*.py")} - {
-        "recallstore/backends/__init__.py"
-    }
-    listed = set(re.findall(r"`(recallstore/backends/\w+\.py)`", TEXT))
-    assert modules == listed
+    modules = {f"recallstore/backends/{p.name}" for p in backends.glob("*.py")}
+    packages = {f"recallstore/backends/{p.parent.name}/" for p in backends.glob("*/__init__.py")}
+    rows = dict(re.findall(r"^\| `(recallstore/backends/[\w./]+)` \| (.*) \|$", TEXT, re.M))
+    assert set(rows) == (modules | packages) - {"recallstore/backends/__init__.py"}
+    for package in packages:
+        # A package's row names each of its modules, as `name`.
+        inside = {p.stem for p in (backends.parent.parent / package).glob("*.py")} - {"__init__"}
+        assert inside <= set(re.findall(r"`(\w+)`", rows[package])), package

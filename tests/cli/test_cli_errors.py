@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from recallstore.backends._sqlite_schema import SCHEMA_VERSION
+from recallstore.backends.sqlite.schema import SCHEMA_VERSION
 
 
 def assert_one_line_error(result, code: int, *needles: str) -> str:

@@ -17,7 +17,7 @@ from recallstore.dashboard import create_dashboard_app
 from recallstore.errors import ConfigurationError, MissingDependencyError
 from recallstore.events import EVENT_TYPES, EventBus, MemoryEvent, ObservedMemoryStore
 from recallstore.events.manifest import build_manifest
-from recallstore.prompt import Awareness, RenderContext
+from recallstore.prompt import render_recall
 from recallstore.recall import assemble_recall
 from recallstore.records import MemoryHit, MemorySearchQuery
 
@@ -371,7 +371,7 @@ async def test_the_recall_preview_shows_the_exact_block_with_its_truncation_mark
     )
     assert response.status_code == 200
     expected = await assemble_recall(store.inner, SCOPE, "tea", budget_chars=60)
-    block = Awareness.from_recall(RenderContext(recall=expected))
+    block = render_recall(expected)
     assert expected.truncated
     assert block is not None
     assert _pre(response.text, "recall-block") == block

@@ -32,7 +32,7 @@ from recallstore import InMemoryMemoryStore, MemoryRecord, MemorySearchQuery, Me
 from recallstore.cli import main
 from recallstore.dashboard import create_dashboard_app
 from recallstore.events import EventBus, ObservedMemoryStore
-from recallstore.prompt import RECALL_CLOSE, RECALL_OPEN, Awareness, RenderContext
+from recallstore.prompt import RECALL_CLOSE, RECALL_OPEN, render_recall
 from recallstore.recall import assemble_recall
 
 FUZZ = settings(
@@ -155,7 +155,7 @@ def test_toolbox_saves_hidden_text_but_the_recall_block_never_shows_it(content: 
             saved = await toolbox.call("memory_save", json.dumps(arguments))
             assert saved["ok"] is True, saved
             recall = await assemble_recall(store, {"user": "u1"}, content)
-            return Awareness.from_recall(RenderContext(recall=recall))
+            return render_recall(recall)
 
     block = asyncio.run(save_and_recall())
     assert block is not None
@@ -267,7 +267,7 @@ def test_the_renderer_drops_hidden_text_and_escapes_lookalikes(contents: list[st
         async with InMemoryMemoryStore() as store:
             await store.import_records(records)
             found = await assemble_recall(store, {"u": "1"}, "", budget_chars=100_000)
-            return Awareness.from_recall(RenderContext(recall=found))
+            return render_recall(found)
 
     block = asyncio.run(recall())
     assert block is not None

@@ -1,6 +1,6 @@
 """Hybrid stores (given the kit's ToyEmbedder) pass the hybrid sub-suite and keep the
 scope, filter, invalidation, ordering and lifecycle rules, on the in-memory and SQLite
-backends (Postgres: tests/postgres)."""
+backends (Postgres: tests/backends/postgres)."""
 
 from __future__ import annotations
 

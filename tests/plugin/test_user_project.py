@@ -50,13 +50,12 @@ import pytest
 
 from agent import system_prompt
 from recallstore import (
-    Awareness,
     InMemoryMemoryStore,
     Manual,
     MemoryToolbox,
     MemoryWriteInput,
-    RenderContext,
     assemble_recall,
+    render_recall,
 )
 
 ANA = {"user": "ana"}
@@ -75,7 +74,7 @@ async def test_recall_block(memory_store, memory_clock, prompt_snapshot):
     memory_clock.advance(timedelta(hours=20))
     await memory_store.write([MemoryWriteInput(scope=ANA, content="Ana flies to Lisbon in May.")])
     recall = await assemble_recall(memory_store, ANA, "Plans for Lisbon?")
-    assert Awareness.from_recall(RenderContext(recall=recall)) == prompt_snapshot
+    assert render_recall(recall) == prompt_snapshot
 
 
 def test_manual(prompt_snapshot):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from recallstore._porter import porter_stem
-from recallstore._text import fts5_words
+from recallstore._search.porter import porter_stem
+from recallstore._search.text import fts5_words
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from recallstore._query import (
+from recallstore._search.query import (
     STOP_WORDS,
     Candidate,
     CorpusStatistics,

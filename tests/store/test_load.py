@@ -12,9 +12,9 @@ from recallstore import (
     StoreIncompatibleError,
     StoreUnavailableError,
 )
-from recallstore.backends._sqlite_schema import SCHEMA_VERSION
 from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.sqlite.schema import SCHEMA_VERSION
 from recallstore.load import load_memory_store
 
 

@@ -153,8 +153,8 @@ def test_a_batch_of_ids_is_one_time_and_successive_random_parts(
 ) -> None:
     # A clock far ahead of the last id: the batch continues from the last random part.
     time_ms = 2**47
-    monkeypatch.setattr("recallstore.store._last_id_ms", time_ms)
-    monkeypatch.setattr("recallstore.store._last_id_random", last_random)
+    monkeypatch.setattr("recallstore.store.ids._last_id_ms", time_ms)
+    monkeypatch.setattr("recallstore.store.ids._last_id_random", last_random)
     ids = new_record_ids(10)
     values = [decoded(record_id) for record_id in ids]
     assert values == [(time_ms << 80) | (last_random + 1 + n) for n in range(10)]

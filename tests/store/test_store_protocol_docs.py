@@ -2,7 +2,7 @@
 
 "Every public name the bundled backends use" is read from their imports: names from a
 public recallstore module, and names from a private one that a public module
-re-exports (``tokenize`` lives in ``recallstore._text`` and is public as
+re-exports (``tokenize`` lives in ``recallstore._search.text`` and is public as
 ``recallstore.store.tokenize``).
 """
 

@@ -28,6 +28,7 @@ from recallstore.records import (
     MemoryWriteInput,
 )
 from recallstore.store import IDEMPOTENCY_EXTENSION, MemoryStore
+from recallstore.values import canonical_scope
 
 with _framework_imports("anthropic", "the Anthropic memory tool", "anthropic"):
     from anthropic.lib.tools import BetaAsyncAbstractMemoryTool, ToolError
@@ -57,7 +58,7 @@ class RecallstoreMemoryTool(BetaAsyncAbstractMemoryTool):
     def __init__(self, store: MemoryStore, scope: Mapping[str, str]) -> None:
         super().__init__()
         self.store = store
-        self.scope = MemorySearchQuery(scope=dict(scope)).scope
+        self.scope = canonical_scope(scope)
 
     async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         """A file's numbered lines (``view_range`` honoured), or a directory's files."""

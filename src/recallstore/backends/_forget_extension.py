@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from recallstore.backends.journal import JournalSettings
 from recallstore.errors import MemoryValidationError
-from recallstore.records import MemorySearchQuery
 from recallstore.store import FORGET_EXTENSION
+from recallstore.values import canonical_scope
 
 __all__ = ["ForgetsScopes"]
 
@@ -54,7 +54,7 @@ class ForgetsScopes(Generic[Handle]):
         :class:`~recallstore.errors.MemoryValidationError` on ``scope`` and deletes
         nothing. Journaled as one ``delete`` write event listing every deleted id.
         """
-        pairs = MemorySearchQuery(scope=dict(scope)).scope
+        pairs = canonical_scope(scope)
         if not pairs:
             raise MemoryValidationError(
                 "scope",

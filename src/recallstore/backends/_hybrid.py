@@ -6,7 +6,7 @@ A backend built on :class:`HybridSearch` takes ``embedder=`` and, when given one
   and hands the vectors to the backend's ``_insert`` (:meth:`_vectors_of`), which
   stores them in that same transaction;
 * answers a text query by fusing its keyword ranking with the records nearest the
-  query's embedding, both over the same filtered records (``recallstore._fusion``);
+  query's embedding, both over the same filtered records (``recallstore._search.fusion``);
 * declares ``capabilities().search == "hybrid"``.
 
 Without an embedder nothing changes: no numpy, no vectors, keyword search as before.
@@ -22,7 +22,13 @@ from contextvars import ContextVar
 from datetime import datetime
 from typing import TypeVar
 
-from recallstore._fusion import FUSION_DEPTH, FUSION_METHOD, VECTOR_WEIGHT, FusionMethod, fuse
+from recallstore._search.fusion import (
+    FUSION_DEPTH,
+    FUSION_METHOD,
+    VECTOR_WEIGHT,
+    FusionMethod,
+    fuse,
+)
 from recallstore.backends._vectors import Matrix, embed_texts, numpy
 from recallstore.backends.base import BaseMemoryStore
 from recallstore.embedding import Embedder, check_embedder
@@ -49,16 +55,12 @@ class HybridSearch(BaseMemoryStore[Handle]):
     _embedder: Embedder | None = None
     _fusion: tuple[FusionMethod, float] = (FUSION_METHOD, VECTOR_WEIGHT)
 
-    def _init_hybrid(
-        self, embedder: Embedder | None, fusion: tuple[FusionMethod, float] | None = None
-    ) -> None:
-        """Call from the backend's constructor. ``fusion`` is for the benchmark's trials."""
+    def _init_hybrid(self, embedder: Embedder | None) -> None:
+        """Call from the backend's constructor."""
         if embedder is not None:
             numpy()  # fail at construction, with the install command, not at first write
             embedder = check_embedder(embedder)
         self._embedder = embedder
-        if fusion is not None:
-            self._fusion = fusion
 
     @property
     def embedder(self) -> Embedder | None:
@@ -117,7 +119,7 @@ class HybridSearch(BaseMemoryStore[Handle]):
         nearest: Sequence[tuple[float, str]],
     ) -> list[tuple[float, str]]:
         """The ``query.limit`` best ids of the keyword ranking (score, id) and the nearest
-        records (cosine, id), fused (``recallstore._fusion``)."""
+        records (cosine, id), fused (``recallstore._search.fusion``)."""
         method, weight = self._fusion
         return fuse(list(keyword), list(nearest), query.limit, method=method, weight=weight)
 

@@ -18,6 +18,7 @@ from recallstore.backends.journal import (
     WRITE_TYPE,
     JournalEntry,
     JournalSettings,
+    delete_data,
     envelope,
     recall_data,
 )
@@ -112,12 +113,7 @@ class JournalExtension(Generic[Handle]):
         """Journal a delete of ``id`` (``before``: the record, or None when absent)."""
         if self._journal is None:
             return
-        data = {
-            "operation": "delete",
-            "record_ids": [id],
-            "kinds": [before.kind] if before else [],
-            "count": int(before is not None),
-        }
+        data = {**delete_data(id, before), "count": int(before is not None)}
         await self._journal_change(handle, before.scope if before else {}, data)
 
     async def _flush_journal_rows(self, rows: list[dict[str, Any]]) -> None:

@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
-from recallstore._text import query_terms
+from recallstore._search.text import query_terms
 from recallstore.backends._journal_buffer import JournalBuffer
 from recallstore.backends._journal_extension import JournalExtension
 from recallstore.backends._keys import (
@@ -40,6 +40,7 @@ from recallstore.backends.journal import (
     SEARCH_TYPE,
     JournalSettings,
     envelope,
+    invalidate_data,
     search_data,
     write_data,
     write_scope,
@@ -75,6 +76,7 @@ from recallstore.store import (
     records_to_import,
     utc_now,
 )
+from recallstore.values import canonical_scope
 
 __all__ = [
     "BaseMemoryStore",
@@ -273,15 +275,10 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
                 await self._update(handle, id, invalidated)
             if self._journal is not None:
                 record = (await self._fetch_records(handle, [id]))[id]
-                data = {
-                    "operation": "invalidate",
-                    "record_ids": [id],
-                    "kinds": [record.kind],
-                    "count": int(changed),
-                    "reason_chars": None if reason is None else len(reason),
-                    "reason": reason if self._journal.include_content else None,
-                }
-                await self._journal_change(handle, record.scope, data)
+                data = invalidate_data(
+                    id, record, reason, include_content=self._journal.include_content
+                )
+                await self._journal_change(handle, record.scope, {**data, "count": int(changed)})
 
     async def delete(self, id: str) -> None:
         """Forget the record and its index entries (S5); a missing id is no error."""
@@ -329,7 +326,7 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
         """Every record whose scope contains ``scope`` (invalid and expired included),
         ordered by ``(created_at, id)``; needs the ``"export"`` extension."""
         self._check_open()
-        scope_filter = MemorySearchQuery(scope=dict(scope or {})).scope
+        scope_filter = canonical_scope(scope or {})
         async for record in self._export(scope_filter):
             yield record
 

@@ -50,7 +50,9 @@ __all__ = [
     "JournalEntry",
     "JournalSettings",
     "SupportsJournal",
+    "delete_data",
     "envelope",
+    "invalidate_data",
     "recall_data",
     "search_data",
     "write_data",
@@ -161,6 +163,27 @@ def write_data(
         "superseded_ids": list(superseded_ids),
         "contents": [item.content for item in written] if include_content else None,
     }
+
+
+def invalidate_data(
+    id: str, before: MemoryRecord | None, reason: str | None, *, include_content: bool
+) -> dict[str, Any]:
+    """The data of an invalidate of ``id`` (``before``: the record, or None when absent),
+    without its outcome: the caller adds ``count`` (1 when it changed the record) or
+    the failure."""
+    return {
+        "operation": "invalidate",
+        "record_ids": [id],
+        "kinds": [before.kind] if before else [],
+        "reason_chars": None if reason is None else len(reason),
+        "reason": reason if include_content else None,
+    }
+
+
+def delete_data(id: str, before: MemoryRecord | None) -> dict[str, Any]:
+    """The data of a delete of ``id`` (``before``: the record, or None when absent),
+    without its outcome: the caller adds ``count`` or the failure."""
+    return {"operation": "delete", "record_ids": [id], "kinds": [before.kind] if before else []}
 
 
 def write_scope(written: Sequence[MemoryRecord | MemoryWriteInput]) -> dict[str, str]:

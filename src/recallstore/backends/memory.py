@@ -1,7 +1,7 @@
 """``InMemoryMemoryStore``: the reference backend, for development, tests and CI.
 
 Keyword search indexes the same Porter stems as the SQLite backend and ranks with the
-ranking every keyword backend shares (``recallstore._query``): every record of the
+ranking every keyword backend shares (``recallstore._search.query``): every record of the
 filters holding a query stem is a candidate, statistics are counted over the store.
 """
 
@@ -14,8 +14,13 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Final, Self
 
-from recallstore._fusion import FusionMethod
-from recallstore._query import Candidate, CorpusStatistics, QueryTerm, document_stems, rank_records
+from recallstore._search.query import (
+    Candidate,
+    CorpusStatistics,
+    QueryTerm,
+    document_stems,
+    rank_records,
+)
 from recallstore.backends._forget_extension import ForgetsScopes
 from recallstore.backends._hybrid import HybridSearch
 from recallstore.backends._vectors import Matrix, numpy, top_cosine
@@ -66,10 +71,9 @@ class InMemoryMemoryStore(ForgetsScopes[None], HybridSearch[None]):
         clock: Clock = utc_now,
         ids: Callable[[], str] = new_record_id,
         embedder: Embedder | None = None,
-        _fusion: tuple[FusionMethod, float] | None = None,
     ) -> None:
         super().__init__(clock=clock, ids=ids)
-        self._init_hybrid(embedder, _fusion)
+        self._init_hybrid(embedder)
         self._vectors: dict[str, Matrix] = {}
         self._records: dict[str, MemoryRecord] = {}
         # The search index: each record's stems, the records holding each stem, and the

@@ -11,21 +11,13 @@ from recallstore.cli._errors import EXIT_FAILED, CliError
 
 def run_manifest(args: argparse.Namespace) -> int:
     """``recallstore events manifest --check|--write``: the manifest and docs/events.md."""
-    from recallstore.events.manifest import (
-        check_events_doc,
-        check_manifest,
-        write_events_doc,
-        write_manifest,
-    )
+    from recallstore.events.manifest import WRITE_COMMAND, update_manifest
 
     manifest, docs = Path(args.manifest), Path(args.docs)
+    differences = update_manifest(manifest, docs, write=args.write)
     if args.write:
-        write_manifest(manifest)
-        docs.parent.mkdir(parents=True, exist_ok=True)
-        write_events_doc(docs)
         print(f"wrote {manifest} and {docs}")
         return 0
-    differences = check_manifest(manifest) + check_events_doc(docs)
     if not differences:
         print(f"{manifest} and {docs} are up to date")
         return 0
@@ -33,6 +25,6 @@ def run_manifest(args: argparse.Namespace) -> int:
         print(f"  {difference}", file=sys.stderr)
     raise CliError(
         f"the event manifest is out of date ({len(differences)} differences); "
-        "regenerate it with 'recallstore events manifest --write'",
+        f"regenerate it with '{WRITE_COMMAND}'",
         EXIT_FAILED,
     )

@@ -39,6 +39,7 @@ __all__ = [
     "manifest_event_types",
     "render_events_doc",
     "render_manifest",
+    "update_manifest",
     "write_events_doc",
     "write_manifest",
 ]
@@ -46,7 +47,7 @@ __all__ = [
 MANIFEST_VERSION: Final = 1
 MANIFEST_FILENAME: Final = "event_manifest.json"
 EVENTS_DOC_PATH: Final = "docs/events.md"
-WRITE_COMMAND: Final = "python -m recallstore.events.manifest --write"
+WRITE_COMMAND: Final = "recallstore events manifest --write"
 
 _SSE_DATA = "the event envelope as one line of JSON (see schema)"
 
@@ -341,6 +342,20 @@ def check_events_doc(path: str | Path, manifest: Mapping[str, Any] | None = None
     return [f"{path}: differs from the manifest; run {WRITE_COMMAND}"]
 
 
+def update_manifest(
+    manifest: str | Path = MANIFEST_FILENAME, docs: str | Path = EVENTS_DOC_PATH, *, write: bool
+) -> list[str]:
+    """The one entry point both commands use: with ``write``, regenerate the manifest
+    and the events reference (returns ``[]``); else the differences between those files
+    and what the catalogue gives (``[]`` when both are up to date)."""
+    if not write:
+        return check_manifest(manifest) + check_events_doc(docs)
+    write_manifest(manifest)
+    Path(docs).parent.mkdir(parents=True, exist_ok=True)
+    write_events_doc(docs)
+    return []
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``--check``: exit 1 and list differences on drift. ``--write``: regenerate."""
     parser = argparse.ArgumentParser(
@@ -353,13 +368,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--manifest", type=Path, default=Path(MANIFEST_FILENAME))
     parser.add_argument("--docs", type=Path, default=Path(EVENTS_DOC_PATH))
     args = parser.parse_args(argv)
+    problems = update_manifest(args.manifest, args.docs, write=args.write)
     if args.write:
-        write_manifest(args.manifest)
-        args.docs.parent.mkdir(parents=True, exist_ok=True)
-        write_events_doc(args.docs)
         print(f"wrote {args.manifest} and {args.docs}")
-        return 0
-    problems = check_manifest(args.manifest) + check_events_doc(args.docs)
     for problem in problems:
         print(problem, file=sys.stderr)
     return 1 if problems else 0

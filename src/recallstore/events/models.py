@@ -17,8 +17,9 @@ from typing import Any, ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
-from recallstore.events._clock import utc_now
+from recallstore.backends.journal import RECALL_TYPE, SEARCH_TYPE, WRITE_TYPE
 from recallstore.records import MemoryKind, format_timestamp
+from recallstore.values import utc_now
 
 __all__ = [
     "GAP_EVENT_TYPE",
@@ -38,9 +39,10 @@ __all__ = [
     "WriteOperation",
 ]
 
-WRITE_EVENT_TYPE: Final = "agent.memory.write"
-SEARCH_EVENT_TYPE: Final = "agent.memory.search"
-RECALL_EVENT_TYPE: Final = "agent.memory.recall"
+# The journal (a store extension, a layer below) writes the same types: defined there.
+WRITE_EVENT_TYPE: Final = WRITE_TYPE
+SEARCH_EVENT_TYPE: Final = SEARCH_TYPE
+RECALL_EVENT_TYPE: Final = RECALL_TYPE
 GAP_EVENT_TYPE: Final = "gap"
 
 WriteOperation = Literal["write", "supersede", "invalidate", "delete"]

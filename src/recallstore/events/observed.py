@@ -22,7 +22,14 @@ from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
-from recallstore.backends.journal import recall_data, search_data, write_data, write_scope
+from recallstore.backends.journal import (
+    delete_data,
+    invalidate_data,
+    recall_data,
+    search_data,
+    write_data,
+    write_scope,
+)
 from recallstore.context import current_call_context
 from recallstore.errors import ConfigurationError
 from recallstore.events.bus import EventBus
@@ -195,13 +202,7 @@ class ObservedMemoryStore:
         """Invalidate through; emit ``agent.memory.write`` (operation ``invalidate``)."""
         with self._operation("invalidate", record_id=id) as trace:
             before = await self._peek(id)
-            data: dict[str, Any] = {
-                "operation": "invalidate",
-                "record_ids": (id,),
-                "kinds": (before.kind,) if before else (),
-                "reason_chars": None if reason is None else len(reason),
-                "reason": reason if self.include_content else None,
-            }
+            data = invalidate_data(id, before, reason, include_content=self.include_content)
             scope = before.scope if before else {}
             try:
                 await self._store.invalidate(id, reason)
@@ -216,11 +217,7 @@ class ObservedMemoryStore:
         """Delete through; emit ``agent.memory.write`` (operation ``delete``)."""
         with self._operation("delete", record_id=id) as trace:
             before = await self._peek(id)
-            data: dict[str, Any] = {
-                "operation": "delete",
-                "record_ids": (id,),
-                "kinds": (before.kind,) if before else (),
-            }
+            data = delete_data(id, before)
             scope = before.scope if before else {}
             try:
                 await self._store.delete(id)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from recallstore._unicode import DROPPED_CATEGORIES, JOINERS, escape_table
+from recallstore.values import model_date
 
 if TYPE_CHECKING:  # the render layer imports nothing from the machinery at run time
     from recallstore.recall import Recall
@@ -92,7 +93,7 @@ class _EntryLine:
 def _entry_lines(records: Iterable[MemoryRecord]) -> list[_EntryLine]:
     return [
         _EntryLine(
-            date=record.created_at.strftime("%Y-%m-%d"),
+            date=model_date(record.created_at),
             kind=record.kind,
             id=escape_memory_text(record.id),
             text=escape_memory_text(record.content),
@@ -103,7 +104,8 @@ def _entry_lines(records: Iterable[MemoryRecord]) -> list[_EntryLine]:
 
 @dataclass(frozen=True, slots=True)
 class RenderContext:
-    """What a render function may use; resolved upstream, so rendering never fetches."""
+    """The design seed's argument to :meth:`Awareness.from_recall`: the recall, resolved
+    upstream. Kept as an alias; :func:`render_recall` takes the recall itself."""
 
     recall: Recall | None = None
 
@@ -111,8 +113,9 @@ class RenderContext:
 def render_recall(recall: Recall | None) -> str | None:
     """The ``<recalled_memories>`` block for ``recall``, or None when nothing was recalled.
 
-    Pure: the same recall renders the same text, byte for byte. The simple form of
-    ``Awareness.from_recall(RenderContext(recall=recall))``.
+    Pure: the same recall renders the same text, byte for byte. The one rendering
+    path: ``Awareness.from_recall(RenderContext(recall=recall))``, the design seed's
+    spelling, calls it.
     """
     if recall is None or (not recall.entries and not recall.omitted):
         return None
@@ -128,11 +131,12 @@ def render_recall(recall: Recall | None) -> str | None:
 
 
 class Awareness:
-    """Render functions that make the model aware of its situation."""
+    """The design seed's name for the recall renderer, kept as an alias of
+    :func:`render_recall` (the one rendering path)."""
 
     @staticmethod
     def from_recall(ctx: RenderContext) -> str | None:
-        """The recall block for ``ctx.recall``: :func:`render_recall` over a render context."""
+        """:func:`render_recall` of ``ctx.recall``."""
         return render_recall(ctx.recall)
 
 

@@ -23,6 +23,8 @@ docs/conformance.md. Needs the ``testing`` extra.
 
 from __future__ import annotations
 
+import pkgutil
+
 try:
     import hypothesis  # noqa: F401
     import pytest
@@ -32,35 +34,10 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
 
     raise MissingDependencyError("the conformance kit", "testing") from exc
 
-# Rewrite the kit's asserts so failures in a backend's test run show the values.
+# Rewrite the kit's asserts so failures in a backend's test run show the values: every
+# module of the package, found on disk, so a new one cannot be left out.
 pytest.register_assert_rewrite(
-    *(
-        f"recallstore.testing.{name}"
-        for name in (
-            "_harness",
-            "_checked",
-            "_divergence",
-            "_rules",
-            "capabilities",
-            "clock",
-            "concurrency",
-            "differential",
-            "filters",
-            "forget",
-            "hostile",
-            "hybrid",
-            "invalidate",
-            "keys",
-            "lifecycle",
-            "limits",
-            "ordering",
-            "scope",
-            "supersede",
-            "transfer",
-            "validation",
-            "write",
-        )
-    )
+    *(f"{__name__}.{info.name}" for info in pkgutil.iter_modules(__path__))
 )
 
 from recallstore.testing._checked import CheckedStore  # noqa: E402

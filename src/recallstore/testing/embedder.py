@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 
-from recallstore._query import STOP_WORDS
-from recallstore._text import tokenize
+from recallstore._search.query import STOP_WORDS
+from recallstore._search.text import tokenize
 
 __all__ = ["DEFAULT_CONCEPTS", "ToyEmbedder"]
 

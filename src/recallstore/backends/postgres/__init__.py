@@ -1,0 +1,12 @@
+"""The Postgres backend: ``PostgresMemoryStore``, the production tier.
+
+The public names are the ones re-exported here; the modules beside this file are the
+backend's internals: ``store`` (the class), ``schema`` (migrations), ``search`` (filters
+and keyword search), ``vectors`` (hybrid search) and ``journal`` (the event journal's
+table and ``LISTEN/NOTIFY``). Importing it needs no driver; opening a store needs the
+``postgres`` extra.
+"""
+
+from recallstore.backends.postgres.store import SCHEMA_VERSION, PostgresMemoryStore
+
+__all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]

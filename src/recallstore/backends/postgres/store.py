@@ -1,0 +1,445 @@
+"""``PostgresMemoryStore``: the production tier, for deployments that outgrow one machine.
+
+Same protocol and conformance kit as the SQLite backend. Text search: a stored
+``tsvector`` of the Porter stems every backend indexes, under a GIN index, finds the
+candidates, and the ranking every keyword backend shares (``recallstore._search.query``)
+orders them; subset scope filters use ``jsonb @>`` on a GIN index.
+
+Needs the ``postgres`` extra: ``pip install 'recallstore[postgres]'``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from datetime import datetime
+from functools import partial
+from typing import TYPE_CHECKING, Any, Self
+
+from recallstore.backends._forget_extension import ForgetsScopes
+from recallstore.backends._hybrid import HybridSearch
+from recallstore.backends._journal_extension import JournalsRecalls
+from recallstore.backends._vectors import Matrix
+from recallstore.backends.base import (
+    IdempotencyKey,
+    RecordChanges,
+    StoreDescription,
+)
+from recallstore.backends.journal import DEFAULT_JOURNAL, JournalSettings
+from recallstore.backends.postgres import vectors as vectors
+from recallstore.backends.postgres.journal import (
+    JournalListener,
+    JournalTable,
+    PostgresJournalPrimitives,
+)
+from recallstore.backends.postgres.schema import SCHEMA_VERSION, index_stems, migrate
+from recallstore.backends.postgres.search import (
+    PostgresStatistics,
+    filter_clauses,
+    ranked_candidates,
+)
+from recallstore.embedding import Embedder
+from recallstore.errors import ConfigurationError, MissingDependencyError, StoreUnavailableError
+from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
+from recallstore.store import (
+    EXPORT_EXTENSION,
+    FORGET_EXTENSION,
+    IDEMPOTENCY_EXTENSION,
+    IMPORT_EXTENSION,
+    Clock,
+    new_record_id,
+    utc_now,
+)
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+    from psycopg_pool import AsyncConnectionPool
+
+__all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
+
+_EXPORT_PAGE = 500
+_INSERT_PAGE = 1_000  # 17 parameters a row, well under Postgres' 65,535 per statement
+_VALUES = (
+    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+    "array_to_tsvector(%s::text[]), %s)"
+)
+_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
+# password=... in a key/value conninfo string or a URL's query string.
+_PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", re.IGNORECASE)
+
+_COLUMNS = (
+    "id, scope, kind, content, tags, provenance, created_at, updated_at, invalid_at, "
+    "invalid_reason, superseded_by, expires_at, target, payload, supports, idempotency_key"
+)
+
+
+def _redact(dsn: str) -> str:
+    return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1:***@", dsn))
+
+
+class PostgresMemoryStore(
+    PostgresJournalPrimitives,
+    JournalsRecalls,
+    ForgetsScopes["AsyncConnection[Any]"],
+    HybridSearch["AsyncConnection[Any]"],
+):
+    """A ``MemoryStore`` on PostgreSQL (13+), in its own schema of one database.
+
+    Keyword search (Porter stems, weighted BM25), durable, import, export and forget.
+    """
+
+    durable = True
+    extensions = frozenset(
+        {IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION, FORGET_EXTENSION}
+    )
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "recallstore",
+        clock: Clock = utc_now,
+        ids: Callable[[], str] = new_record_id,
+        min_connections: int = 1,
+        max_connections: int = 8,
+        journal: JournalSettings | None = DEFAULT_JOURNAL,
+        embedder: Embedder | None = None,
+    ) -> None:
+        if not _IDENTIFIER.match(schema):
+            raise ConfigurationError(
+                f"schema must be a lower-case SQL identifier (letters, digits, _), got {schema!r}"
+            )
+        super().__init__(clock=clock, ids=ids, journal=journal)
+        self._init_hybrid(embedder)
+        self._dsn = dsn
+        self._journal_table = JournalTable(schema)
+        # A connection of its own that LISTENs for journal appends (tailers only).
+        self._target = _redact(dsn)
+        self._listener = JournalListener(dsn, self._journal_table.channel, self._target)
+        self._schema = schema
+        self._table = f"{schema}.memory_records"
+        self._statistics = PostgresStatistics(schema)
+        self._pool_size = (min_connections, max_connections)
+        self._pool: AsyncConnectionPool[Any] | None = None
+        self._insert_sql = (
+            f"INSERT INTO {self._table} ({_COLUMNS}, search_text, search_length) VALUES "
+        )
+
+    @classmethod
+    def from_url(cls, url: str) -> Self:
+        """The store for a ``postgresql://`` (or ``postgres://``) URL, schema ``recallstore``."""
+        return cls(url)
+
+    def describe(self) -> StoreDescription:
+        """``PostgresMemoryStore`` at its URL, password redacted; no file."""
+        return StoreDescription(label=type(self).__name__, target=self._target)
+
+    async def open(self) -> None:
+        """Connect, refuse a newer schema, and apply pending migrations."""
+        if self._pool is not None:
+            return
+        try:
+            import psycopg
+            from psycopg_pool import AsyncConnectionPool
+        except ImportError as exc:  # pragma: no cover - exercised only without the extra
+            raise MissingDependencyError("the Postgres backend", "postgres") from exc
+        try:
+            # One direct attempt first: a pool would retry a refused connection until timeout.
+            probe = await psycopg.AsyncConnection.connect(self._dsn, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise StoreUnavailableError(self._target, f"cannot connect: {exc}") from None
+        await probe.close()
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            self._dsn,
+            min_size=self._pool_size[0],
+            max_size=self._pool_size[1],
+            kwargs={"autocommit": True},
+            # Test each connection as it is handed out, so one the server dropped (a
+            # restart, a failover, an idle timeout) is replaced instead of failing a call.
+            check=AsyncConnectionPool.check_connection,
+            open=False,
+        )
+        try:
+            await pool.open(wait=True, timeout=10)
+        except Exception as exc:
+            await pool.close()
+            raise StoreUnavailableError(self._target, f"cannot connect: {exc}") from None
+        try:
+            async with pool.connection() as conn:
+                await migrate(conn, self._schema, self._target)
+                if self._embedder is not None:
+                    await vectors.record_embedder(conn, self._schema, self._target, self._embedder)
+        except psycopg.Error as exc:
+            await pool.close()
+            raise StoreUnavailableError(self._target, f"cannot prepare schema: {exc}") from None
+        except BaseException:
+            await pool.close()
+            raise
+        self._pool = pool
+        async with self._reading() as conn:
+            cursor = await conn.execute(f"SELECT max(created_at) FROM {self._table}")
+            newest = await cursor.fetchone()
+        if newest is not None and newest[0] is not None:
+            self._clock.observe(newest[0])
+        await self._start_journal()
+
+    async def aclose(self) -> None:
+        """Close every pooled connection; later calls raise StoreUnavailableError."""
+        await self._stop_journal()
+        await self._listener.close()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    @property
+    def _is_open(self) -> bool:
+        return self._pool is not None
+
+    @asynccontextmanager
+    async def _reading(self) -> AsyncIterator[AsyncConnection[Any]]:
+        """A pooled connection for one call; a database failure is StoreUnavailableError."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        self._check_open()
+        assert self._pool is not None  # what _check_open just checked
+        try:
+            async with self._pool.connection() as conn:
+                yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+            raise StoreUnavailableError(self._target, str(exc).strip()) from exc
+
+    @asynccontextmanager
+    async def _writing(self) -> AsyncIterator[AsyncConnection[Any]]:
+        async with self._reading() as conn, conn.transaction():
+            yield conn
+
+    async def import_records(self, records: Sequence[MemoryRecord]) -> int:
+        """Insert records exactly as given, atomically; identical existing ones are skipped."""
+        from psycopg.errors import UniqueViolation
+
+        try:
+            return await super().import_records(records)
+        except UniqueViolation:
+            # A concurrent import inserted some of these ids after our look-up (FOR UPDATE
+            # cannot lock rows that do not exist yet). It has committed now, so one more
+            # attempt sees its rows: identical ones are skipped, different ones conflict.
+            return await super().import_records(records)
+
+    async def _fetch_records(
+        self, handle: AsyncConnection[Any], ids: Sequence[str]
+    ) -> dict[str, MemoryRecord]:
+        from psycopg.pq import TransactionStatus
+
+        # Inside a write transaction (an import), lock what we read until it commits.
+        locking = handle.info.transaction_status == TransactionStatus.INTRANS
+        cursor = await handle.execute(
+            f"SELECT {_COLUMNS} FROM {self._table} WHERE id = ANY(%s)"
+            + (" ORDER BY id FOR UPDATE" if locking else ""),
+            (list(ids),),
+        )
+        return {row[0]: _record(row) for row in await cursor.fetchall()}
+
+    async def _fetch_invalid(
+        self, handle: AsyncConnection[Any], ids: Sequence[str]
+    ) -> dict[str, bool]:
+        # Row locks serialise concurrent supersedes of one record: the loser sees it
+        # invalidated once the winner commits.
+        cursor = await handle.execute(
+            f"SELECT id, invalid_at FROM {self._table} WHERE id = ANY(%s) ORDER BY id FOR UPDATE",
+            (list(ids),),
+        )
+        return {row[0]: row[1] is not None for row in await cursor.fetchall()}
+
+    async def _fetch_keyed(
+        self, handle: AsyncConnection[Any], keys: Sequence[IdempotencyKey]
+    ) -> dict[IdempotencyKey, MemoryRecord]:
+        from psycopg.types.json import Jsonb
+
+        found: dict[IdempotencyKey, MemoryRecord] = {}
+        for pairs, name in sorted(keys):
+            # A transaction-scoped lock per key: a concurrent writer of the same key
+            # waits here until we commit, then sees our record (row locks cannot cover
+            # a row that does not exist yet). Sorted, so two batches never deadlock.
+            await handle.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
+                (f"{self._schema}:{pairs!r}", name),
+            )
+            cursor = await handle.execute(
+                f"SELECT {_COLUMNS} FROM {self._table} WHERE scope = %s "
+                "AND idempotency_key = %s AND invalid_at IS NULL FOR UPDATE",
+                (Jsonb(dict(pairs)), name),
+            )
+            row = await cursor.fetchone()
+            if row is not None:
+                found[(pairs, name)] = _record(row)
+        return found
+
+    async def _insert(self, handle: AsyncConnection[Any], records: Sequence[MemoryRecord]) -> None:
+        # One statement per page of rows, so the statement-level triggers that keep the
+        # search statistics run once per page rather than once per record.
+        for start in range(0, len(records), _INSERT_PAGE):
+            page = records[start : start + _INSERT_PAGE]
+            values = ", ".join([_VALUES] * len(page))
+            params = [value for record in page for value in _row_params(record)]
+            await handle.execute(self._insert_sql + values, params)
+        made = self._vectors_of(records)
+        if made is not None:
+            await vectors.insert_vectors(handle, self._schema, records, made)
+
+    async def _update(self, handle: AsyncConnection[Any], id: str, changes: RecordChanges) -> None:
+        names = sorted(changes)  # field names from the base class, never user text
+        assignments = ", ".join(f"{name} = %s" for name in names)
+        await handle.execute(
+            f"UPDATE {self._table} SET {assignments} WHERE id = %s",
+            [*(changes[name] for name in names), id],
+        )
+
+    async def _delete(self, id: str) -> None:
+        """Postgres keeps dead row versions until VACUUM; see docs/postgres.md."""
+        async with self._writing() as conn:
+            before = (await self._fetch_records(conn, [id])).get(id) if self._journal else None
+            await conn.execute(f"DELETE FROM {self._table} WHERE id = %s", (id,))
+            await self._journal_delete(conn, id, before)
+
+    async def _forget(
+        self, handle: AsyncConnection[Any], scope: Mapping[str, str]
+    ) -> list[tuple[str, str]]:
+        """One statement (``scope @>`` on the GIN index); dead rows wait for VACUUM."""
+        from psycopg.types.json import Jsonb
+
+        cursor = await handle.execute(
+            f"DELETE FROM {self._table} WHERE scope @> %s RETURNING id, kind, created_at",
+            (Jsonb(dict(scope)),),
+        )
+        rows = sorted(await cursor.fetchall(), key=lambda row: (row[2], row[0]))
+        return [(row[0], row[1]) for row in rows]
+
+    async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
+        """Oldest first, from one snapshot (a REPEATABLE READ transaction)."""
+        from psycopg.types.json import Jsonb
+
+        async with self._reading() as conn, conn.transaction():
+            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            after: tuple[Any, str] | None = None
+            while True:
+                keyset = "" if after is None else "AND (created_at, id) > (%s, %s)"
+                cursor = await conn.execute(
+                    f"SELECT {_COLUMNS} FROM {self._table} WHERE scope @> %s {keyset} "
+                    "ORDER BY created_at, id LIMIT %s",
+                    [Jsonb(dict(scope)), *(after or ()), _EXPORT_PAGE],
+                )
+                rows = await cursor.fetchall()
+                for row in rows:
+                    yield _record(row)
+                if len(rows) < _EXPORT_PAGE:
+                    return
+                after = (rows[-1][6], rows[-1][0])
+
+    async def _search(
+        self, query: MemorySearchQuery, terms: Sequence[str], now: datetime
+    ) -> list[MemoryHit]:
+        """Filter (S7–S9), then rank (``postgres.search``) or list by recency (S10–S12)."""
+        if not query.is_listing:
+            hybrid = self._embedder is not None
+            vector = await self._embed_query(query.query or "") if hybrid else None
+            asked = self._fusion_query(query) if hybrid else query
+            async with self._reading() as conn:
+                ranked = await ranked_candidates(
+                    conn, self._schema, _COLUMNS, asked, now, self._statistics
+                )
+            if vector is None:
+                return [MemoryHit(record=_record(row), score=score) for score, row in ranked]
+            known = {str(row[0]): partial(_record, row) for _, row in ranked}
+            keys = [(score, str(row[0])) for score, row in ranked]
+            return await self._hybrid_search(query, keys, known, vector, now)
+        where, params, in_scope = filter_clauses(query, now)
+        if in_scope is not None:
+            where, params = ["search_text @@ %s::tsquery", *where], [in_scope, *params]
+        sql = (
+            f"SELECT {_COLUMNS} FROM {self._table} "
+            f"WHERE {' AND '.join(where) or 'TRUE'} "
+            "ORDER BY created_at DESC, id DESC LIMIT %s"
+        )
+        async with self._reading() as conn:
+            cursor = await conn.execute(sql, [*params, query.limit])
+            rows = await cursor.fetchall()
+        return [MemoryHit(record=_record(row), score=None) for row in rows]
+
+    async def _replace_vectors(
+        self, handle: AsyncConnection[Any], embedder: Embedder, made: dict[str, Matrix]
+    ) -> None:
+        await vectors.replace_vectors(handle, self._schema, embedder, made)
+
+    async def _nearest(
+        self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
+    ) -> list[tuple[float, str]]:
+        async with self._reading() as conn:
+            return await vectors.nearest_ids(conn, self._schema, query, vector, n, now)
+
+
+def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
+    from psycopg.types.json import Jsonb
+
+    data = record.model_dump(mode="json")
+    return (
+        record.id,
+        Jsonb(record.scope),
+        record.kind,
+        record.content,
+        list(record.tags),
+        None if record.provenance is None else Jsonb(data["provenance"]),
+        record.created_at,
+        record.updated_at,
+        record.invalid_at,
+        record.invalid_reason,
+        record.superseded_by,
+        record.expires_at,
+        None if record.target is None else Jsonb(data["target"]),
+        None if record.payload is None else Jsonb(record.payload),
+        Jsonb(data["supports"]),
+        record.idempotency_key,
+        *index_stems(record.content, record.scope),
+    )
+
+
+def _record(row: Sequence[Any]) -> MemoryRecord:
+    (
+        record_id,
+        scope,
+        kind,
+        content,
+        tags,
+        provenance,
+        created_at,
+        updated_at,
+        invalid_at,
+        invalid_reason,
+        superseded_by,
+        expires_at,
+        target,
+        payload,
+        supports,
+        idempotency_key,
+    ) = row
+    fields: dict[str, Any] = {
+        "id": record_id,
+        "scope": scope,
+        "kind": kind,
+        "content": content,
+        "tags": tags,
+        "provenance": provenance,
+        "created_at": created_at,
+        "updated_at": updated_at,
+        "invalid_at": invalid_at,
+        "invalid_reason": invalid_reason,
+        "superseded_by": superseded_by,
+        "expires_at": expires_at,
+        "target": target,
+        "payload": payload,
+        "supports": supports,
+        "idempotency_key": idempotency_key,
+    }
+    return MemoryRecord.model_validate(fields)

@@ -1,0 +1,129 @@
+"""The Postgres backend's vectors (hybrid search): schema, writes, nearest records.
+
+Each record's unit vector is a ``real[]`` in ``memory_vectors`` (schema version 6),
+deleted with its record (``ON DELETE CASCADE``); ``memory_embedder`` records the one
+embedder that made them. The nearest records are found among the records passing the
+query's filters: the scope's rows come through the scope index, their vectors are
+compared in numpy, so a scoped search costs what the scope costs; an unscoped one reads
+every vector (see docs/hybrid-search.md: pgvector is not used yet, as no package of it
+was available to test against).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from recallstore.backends._vectors import Matrix, numpy, top_cosine
+from recallstore.embedding import Embedder
+from recallstore.errors import EmbedderMismatchError
+from recallstore.records import MemoryRecord, MemorySearchQuery
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+
+__all__ = ["insert_vectors", "migration", "nearest_ids", "record_embedder", "replace_vectors"]
+
+
+def migration(schema: str) -> list[str]:
+    """Schema version 6."""
+    return [
+        f"""CREATE TABLE {schema}.memory_vectors (
+            record_id text PRIMARY KEY
+                REFERENCES {schema}.memory_records (id) ON DELETE CASCADE,
+            vector real[] NOT NULL
+        )""",
+        f"""CREATE TABLE {schema}.memory_embedder (
+            only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+            name text NOT NULL,
+            dimension integer NOT NULL,
+            generation integer NOT NULL,
+            recorded_at timestamptz NOT NULL DEFAULT now()
+        )""",
+    ]
+
+
+async def record_embedder(
+    conn: AsyncConnection[Any], schema: str, target: str, embedder: Embedder
+) -> None:
+    """Check ``embedder`` against the recorded one, recording it when there is none;
+    :class:`EmbedderMismatchError` (nothing written) when they differ."""
+    given = (embedder.name, embedder.dimension)
+    await conn.execute(
+        f"INSERT INTO {schema}.memory_embedder (name, dimension, generation) "
+        "VALUES (%s, %s, 1) ON CONFLICT DO NOTHING",
+        given,
+    )
+    cursor = await conn.execute(f"SELECT name, dimension FROM {schema}.memory_embedder")
+    row = await cursor.fetchone()
+    if row is not None and (str(row[0]), int(row[1])) != given:
+        raise EmbedderMismatchError(target, (str(row[0]), int(row[1])), given)
+
+
+async def insert_vectors(
+    conn: AsyncConnection[Any],
+    schema: str,
+    records: Sequence[MemoryRecord],
+    vectors: Sequence[Matrix],
+) -> None:
+    """Store ``vectors`` beside ``records`` (in the caller's transaction)."""
+    async with conn.cursor() as cursor:
+        await cursor.executemany(
+            f"INSERT INTO {schema}.memory_vectors (record_id, vector) VALUES (%s, %s) "
+            "ON CONFLICT (record_id) DO UPDATE SET vector = excluded.vector",
+            [
+                (record.id, [float(value) for value in vector])
+                for record, vector in zip(records, vectors, strict=True)
+            ],
+        )
+
+
+async def nearest_ids(
+    conn: AsyncConnection[Any],
+    schema: str,
+    query: MemorySearchQuery,
+    vector: Matrix,
+    n: int,
+    now: datetime,
+) -> list[tuple[float, str]]:
+    """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``."""
+    # Here, not at the top: _postgres_search imports the schema, which imports us.
+    from recallstore.backends.postgres.search import filter_clauses
+
+    np = numpy()
+    where, params, in_scope = filter_clauses(query, now)
+    if in_scope is not None:
+        where, params = ["r.search_text @@ %s::tsquery", *where], [in_scope, *params]
+    cursor = await conn.execute(
+        f"SELECT r.id, v.vector FROM {schema}.memory_records AS r "
+        f"JOIN {schema}.memory_vectors AS v ON v.record_id = r.id "
+        f"WHERE {' AND '.join(where) or 'TRUE'}",
+        params,
+    )
+    rows = await cursor.fetchall()
+    if not rows:
+        return []
+    matrix = np.asarray([row[1] for row in rows], dtype=np.float32)
+    return [(score, str(rows[row][0])) for score, row in top_cosine(matrix, vector, n)]
+
+
+async def replace_vectors(
+    conn: AsyncConnection[Any], schema: str, embedder: Embedder, made: dict[str, Matrix]
+) -> None:
+    """Every vector replaced by ``made`` (ids no longer stored are skipped) and
+    ``embedder`` recorded, in the caller's transaction (for ``reembed``)."""
+    await conn.execute(f"DELETE FROM {schema}.memory_vectors")
+    async with conn.cursor() as cursor:
+        await cursor.executemany(
+            f"INSERT INTO {schema}.memory_vectors (record_id, vector) "
+            f"SELECT id, %s FROM {schema}.memory_records WHERE id = %s",
+            [([float(value) for value in vector], key) for key, vector in made.items()],
+        )
+    await conn.execute(
+        f"INSERT INTO {schema}.memory_embedder (name, dimension, generation) "
+        "VALUES (%s, %s, 1) ON CONFLICT (only_row) DO UPDATE SET name = excluded.name, "
+        f"dimension = excluded.dimension, generation = {schema}.memory_embedder.generation + 1, "
+        "recorded_at = now()",
+        (embedder.name, embedder.dimension),
+    )

@@ -1,0 +1,179 @@
+"""The SQLite backend's event journal: table access and the change signal.
+
+Rows live in ``memory_journal``; ``seq`` is the rowid, so a new row takes the newest
+id plus one. Pruning never deletes the newest row, so an id is never handed out twice
+(and no ``AUTOINCREMENT`` bookkeeping page is written with every append). A tailer waits on
+``PRAGMA data_version`` of a connection of its own: it changes exactly when another
+connection commits, so an idle journal costs one cheap pragma per poll and no query
+of the table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import aiosqlite
+
+from recallstore.backends.journal import JournalEntry
+from recallstore.backends.sqlite.rows import fetchone, run
+from recallstore.records import format_timestamp
+
+if TYPE_CHECKING:
+    from recallstore.backends.sqlite.commit import GroupCommit
+    from recallstore.backends.sqlite.driver import SqliteDriver
+
+__all__ = [
+    "JOURNAL_TABLE_STATEMENTS",
+    "SqliteJournalPrimitives",
+    "append_rows",
+    "install_bound",
+    "journal_bounds",
+    "prune_before",
+    "read_entries",
+    "wait_for_change",
+]
+
+JOURNAL_TABLE_STATEMENTS: Final = (
+    """CREATE TABLE memory_journal (
+        seq INTEGER PRIMARY KEY,
+        at TEXT NOT NULL,
+        type TEXT NOT NULL,
+        envelope TEXT NOT NULL
+    )""",
+)
+"""The migration step that adds the journal table."""
+
+PRUNE_BATCH: Final = 500
+"""Rows one age-prune transaction deletes at most, so writers wait only briefly."""
+_POLL_SECONDS: Final = 0.05
+_WAIT_SECONDS: Final = 1.0
+
+
+async def install_bound(conn: aiosqlite.Connection, max_events: int) -> None:
+    """Keep at most ``max_events`` rows behind every append made on ``conn``.
+
+    A TEMP trigger belongs to this connection alone, so each process applies its own
+    bound, and the prune runs inside the appending statement (no extra round trip):
+    a range on the primary key, in steady state the one row the append pushed out.
+    """
+    await run(
+        conn,
+        "CREATE TEMP TRIGGER IF NOT EXISTS memory_journal_bound AFTER INSERT ON "
+        "main.memory_journal BEGIN DELETE FROM memory_journal "
+        # max_events is an int from JournalSettings, never user text.
+        f"WHERE seq <= new.seq - {int(max_events)}; END",
+    )
+
+
+def append_rows(db: sqlite3.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Insert ``rows`` in the open transaction (the bound trigger prunes behind them); on
+    the connection's thread, through the store's group commit."""
+    db.executemany(
+        "INSERT INTO memory_journal (at, type, envelope) VALUES (?, ?, ?)",
+        [(row["timestamp"], row["type"], json.dumps(row, separators=(",", ":"))) for row in rows],
+    )
+
+
+async def read_entries(conn: aiosqlite.Connection, after: int, limit: int) -> list[JournalEntry]:
+    """Entries with ids above ``after``, oldest first."""
+    async with conn.execute(
+        "SELECT seq, envelope FROM memory_journal WHERE seq > ? ORDER BY seq LIMIT ?",
+        (after, limit),
+    ) as cursor:
+        rows = await cursor.fetchall()
+    return [JournalEntry(int(row[0]), json.loads(row[1])) for row in rows]
+
+
+async def journal_bounds(conn: aiosqlite.Connection) -> tuple[int | None, int]:
+    """The oldest retained id and the newest id ever appended (never pruned)."""
+    row = await fetchone(conn, "SELECT min(seq), max(seq) FROM memory_journal")
+    if row is None or row[0] is None:
+        return None, 0
+    return int(row[0]), int(row[1])
+
+
+def prune_before(db: sqlite3.Connection, cutoff: str) -> int:
+    """Delete those of the :data:`PRUNE_BATCH` oldest rows stamped before ``cutoff``;
+    return how many. On the connection's thread, through the store's group commit.
+
+    Rows are stamped in about the order they are numbered, so the oldest by id are the
+    oldest by time; no index on ``at`` is kept, which would cost every write a page.
+    """
+    cursor = db.execute(
+        "DELETE FROM memory_journal WHERE seq IN "
+        "(SELECT seq FROM memory_journal ORDER BY seq LIMIT ?) AND at < ? "
+        # The newest row stays, so the next append never reuses an id.
+        "AND seq < (SELECT max(seq) FROM memory_journal)",
+        (PRUNE_BATCH, cutoff),
+    )
+    return int(cursor.rowcount)
+
+
+async def data_version(conn: aiosqlite.Connection) -> int:
+    """``PRAGMA data_version`` of the watching connection."""
+    row = await fetchone(conn, "PRAGMA data_version")
+    return 0 if row is None else int(row[0])
+
+
+async def wait_for_change(conn: aiosqlite.Connection, version: int) -> None:
+    """Poll ``data_version`` until it differs from ``version`` (a second at most)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + _WAIT_SECONDS
+    while loop.time() < deadline:
+        await asyncio.sleep(_POLL_SECONDS)
+        if await data_version(conn) != version:
+            return
+
+
+class SqliteJournalPrimitives:
+    """The journal extension's primitives on SQLite, mixed into ``SqliteMemoryStore``."""
+
+    if TYPE_CHECKING:
+        path: Path
+        _commits: GroupCommit
+        _driver: SqliteDriver
+        _watch: aiosqlite.Connection | None
+
+        def _check_open(self) -> None: ...
+        def _reading(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
+        def _writing(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
+
+    async def _append_journal(
+        self, handle: aiosqlite.Connection, rows: Sequence[Mapping[str, Any]], max_events: int
+    ) -> None:
+        self._commits.later(append_rows, rows)
+
+    async def _read_journal(self, after: int, limit: int) -> list[JournalEntry]:
+        async with self._reading() as conn:
+            return await read_entries(conn, after, limit)
+
+    async def _journal_bounds(self) -> tuple[int | None, int]:
+        async with self._reading() as conn:
+            return await journal_bounds(conn)
+
+    async def _prune_journal(self, older_than: datetime) -> None:
+        cutoff = format_timestamp(older_than)
+        while True:
+            async with self._writing() as conn:
+                pruned = await self._commits.now(conn, prune_before, cutoff)
+            if pruned < PRUNE_BATCH:
+                return
+
+    async def _journal_version(self) -> object:
+        return await data_version(await self._watcher())
+
+    async def _wait_journal(self, version: object) -> None:
+        await wait_for_change(await self._watcher(), int(str(version)))
+
+    async def _watcher(self) -> aiosqlite.Connection:
+        self._check_open()
+        if self._watch is None:
+            self._watch = await self._driver.connect(self.path, isolation_level=None)
+        return self._watch

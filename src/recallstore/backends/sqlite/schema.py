@@ -1,0 +1,390 @@
+"""The SQLite backend's schema: the migration ladder and the checks made before opening.
+
+The schema version lives in ``PRAGMA user_version``. ``MIGRATIONS`` is append-only:
+a released step is never edited, a change is a new ``(version, statements)`` entry.
+Each applied version is also recorded in ``schema_migrations`` with its time.
+
+Nothing here writes to a file before its version has been read: a file from a newer
+release must come out of a failed open byte-for-byte unchanged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+from urllib.parse import unquote
+
+import aiosqlite
+
+from recallstore.backends.sqlite.driver import SqliteDriver
+from recallstore.backends.sqlite.journal import JOURNAL_TABLE_STATEMENTS
+from recallstore.backends.sqlite.vectors import MIGRATION as VECTOR_STATEMENTS
+from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
+from recallstore.records import format_timestamp
+from recallstore.store import utc_now
+
+__all__ = [
+    "DEFAULT_TOKENIZER",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "TOKENIZERS",
+    "check_location",
+    "migrate",
+    "probe_version",
+    "read_user_version",
+    "url_path",
+]
+
+TOKENIZERS: Final[dict[str, str]] = {
+    "porter": "porter unicode61 remove_diacritics 2",
+    "unicode61": "unicode61 remove_diacritics 2",
+}
+"""FTS5 tokenizer definitions the store may be created with, by short name."""
+
+DEFAULT_TOKENIZER: Final = "porter"
+"""Chosen on LoCoMo recall@10 measured through the store (see docs/benchmarks.md)."""
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_SQLITE_PREFIX: Final = "sqlite://"
+
+# Append-only. ``{tokenize}`` is replaced by a value from TOKENIZERS (never user text).
+MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
+    (
+        1,
+        (
+            """CREATE TABLE schema_migrations (
+                version INTEGER PRIMARY KEY,
+                applied_at TEXT NOT NULL
+            )""",
+            # seq is the FTS5 rowid; id is the public, opaque record id.
+            """CREATE TABLE memory_records (
+                seq INTEGER PRIMARY KEY,
+                id TEXT NOT NULL UNIQUE,
+                kind TEXT NOT NULL,
+                content TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                tags TEXT NOT NULL,
+                provenance TEXT,
+                target TEXT,
+                payload TEXT,
+                supports TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                updated_at TEXT NOT NULL,
+                invalid_at TEXT,
+                invalid_reason TEXT,
+                superseded_by TEXT,
+                expires_at TEXT
+            )""",
+            "CREATE INDEX memory_records_recency ON memory_records (created_at, id)",
+            # Scope and tags live in side tables so subset filters are index lookups.
+            """CREATE TABLE memory_scope (
+                record_seq INTEGER NOT NULL REFERENCES memory_records (seq) ON DELETE CASCADE,
+                key TEXT NOT NULL,
+                value TEXT NOT NULL,
+                PRIMARY KEY (record_seq, key)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX memory_scope_by_pair ON memory_scope (key, value, record_seq)",
+            """CREATE TABLE memory_tags (
+                record_seq INTEGER NOT NULL REFERENCES memory_records (seq) ON DELETE CASCADE,
+                tag TEXT NOT NULL,
+                PRIMARY KEY (record_seq, tag)
+            ) WITHOUT ROWID""",
+            "CREATE INDEX memory_tags_by_tag ON memory_tags (tag, record_seq)",
+            # External content: the index holds no second copy of the text.
+            """CREATE VIRTUAL TABLE memory_fts USING fts5 (
+                content,
+                content = 'memory_records',
+                content_rowid = 'seq',
+                tokenize = '{tokenize}'
+            )""",
+            # Triggers keep the index in the same transaction as every row change.
+            """CREATE TRIGGER memory_records_fts_insert AFTER INSERT ON memory_records BEGIN
+                INSERT INTO memory_fts (rowid, content) VALUES (new.seq, new.content);
+            END""",
+            """CREATE TRIGGER memory_records_fts_delete AFTER DELETE ON memory_records BEGIN
+                INSERT INTO memory_fts (memory_fts, rowid, content)
+                VALUES ('delete', old.seq, old.content);
+            END""",
+            """CREATE TRIGGER memory_records_fts_update AFTER UPDATE OF content ON memory_records
+            BEGIN
+                INSERT INTO memory_fts (memory_fts, rowid, content)
+                VALUES ('delete', old.seq, old.content);
+                INSERT INTO memory_fts (rowid, content) VALUES (new.seq, new.content);
+            END""",
+        ),
+    ),
+    (
+        2,
+        # Scope-bounded search: each scope pair of a record becomes one token of a second
+        # FTS5 column, so a scoped search intersects doclists inside FTS5 instead of
+        # matching across every scope and filtering afterwards. The token is
+        # hex(key) 'x' hex(value) '0': letters and digits only, so one token, unique per
+        # pair, and ending in a digit so the Porter stemmer leaves it alone
+        # (``_sqlite_rows.scope_token`` builds the same in Python). The index becomes
+        # contentless: the text stays in memory_records only, and the triggers hand the
+        # old values to FTS5's 'delete'.
+        (
+            "DROP TRIGGER memory_records_fts_insert",
+            "DROP TRIGGER memory_records_fts_delete",
+            "DROP TRIGGER memory_records_fts_update",
+            "DROP TABLE memory_fts",
+            """CREATE VIRTUAL TABLE memory_fts USING fts5 (
+                content,
+                scope_terms,
+                content = '',
+                tokenize = '{tokenize}'
+            )""",
+            """CREATE VIRTUAL TABLE memory_fts_vocab USING fts5vocab (memory_fts, 'col')""",
+            """INSERT INTO memory_fts (rowid, content, scope_terms)
+            SELECT seq, content, (
+                SELECT group_concat(hex(key) || 'x' || hex(value) || '0', ' ')
+                FROM json_each(memory_records.scope)
+            ) FROM memory_records""",
+            """CREATE TRIGGER memory_records_fts_insert AFTER INSERT ON memory_records BEGIN
+                INSERT INTO memory_fts (rowid, content, scope_terms) VALUES (
+                    new.seq, new.content, (
+                        SELECT group_concat(hex(key) || 'x' || hex(value) || '0', ' ')
+                        FROM json_each(new.scope)
+                    )
+                );
+            END""",
+            """CREATE TRIGGER memory_records_fts_delete AFTER DELETE ON memory_records BEGIN
+                INSERT INTO memory_fts (memory_fts, rowid, content, scope_terms) VALUES (
+                    'delete', old.seq, old.content, (
+                        SELECT group_concat(hex(key) || 'x' || hex(value) || '0', ' ')
+                        FROM json_each(old.scope)
+                    )
+                );
+            END""",
+            """CREATE TRIGGER memory_records_fts_update
+            AFTER UPDATE OF content, scope ON memory_records BEGIN
+                INSERT INTO memory_fts (memory_fts, rowid, content, scope_terms) VALUES (
+                    'delete', old.seq, old.content, (
+                        SELECT group_concat(hex(key) || 'x' || hex(value) || '0', ' ')
+                        FROM json_each(old.scope)
+                    )
+                );
+                INSERT INTO memory_fts (rowid, content, scope_terms) VALUES (
+                    new.seq, new.content, (
+                        SELECT group_concat(hex(key) || 'x' || hex(value) || '0', ' ')
+                        FROM json_each(new.scope)
+                    )
+                );
+            END""",
+        ),
+    ),
+    # Idempotency keys (S16): one valid record per (scope, key); the scope column is
+    # canonical JSON (keys sorted), so equal scopes are equal strings.
+    (
+        3,
+        (
+            "ALTER TABLE memory_records ADD COLUMN idempotency_key TEXT",
+            """CREATE UNIQUE INDEX memory_records_idempotency
+                ON memory_records (scope, idempotency_key)
+                WHERE idempotency_key IS NOT NULL AND invalid_at IS NULL""",
+        ),
+    ),
+    # The event journal (recallstore.backends.journal).
+    (4, JOURNAL_TABLE_STATEMENTS),
+    # Cheaper writes and listings (issue 10). The store numbers each record's seq in its
+    # transaction and inserts the FTS row itself (``_sqlite_rows.PendingInsert``): the
+    # trigger's per-row subprogram, with json_each over the scope, cost more than the
+    # index it fed. Scope rows carry their record's created_at (microseconds since
+    # 1970, exact: whole seconds from strftime plus the fixed-width fraction), so the
+    # pair index serves a scope's records newest first and a listing reads its limit
+    # of rows instead of sorting the scope.
+    (
+        5,
+        (
+            "DROP TRIGGER memory_records_fts_insert",
+            "ALTER TABLE memory_scope ADD COLUMN created_us INTEGER NOT NULL DEFAULT 0",
+            """UPDATE memory_scope SET created_us = (
+                SELECT CAST(strftime('%s', substr(r.created_at, 1, 19)) AS INTEGER) * 1000000
+                    + CAST(substr(r.created_at, 21, 6) AS INTEGER)
+                FROM memory_records AS r WHERE r.seq = memory_scope.record_seq
+            )""",
+            "DROP INDEX memory_scope_by_pair",
+            "CREATE INDEX memory_scope_recency "
+            "ON memory_scope (key, value, created_us, record_seq)",
+        ),
+    ),
+    # Hybrid search: vectors beside the records, and the embedder that made them.
+    (6, VECTOR_STATEMENTS),
+    # Cheaper writes (issue 10): the scope rows are kept in the order listings read them,
+    # (key, value, created_us, record_seq), as the table itself. Before, each pair was
+    # written twice, into the table by record and into the index by pair, and the
+    # index's random inserts were a third of a batch's SQL. A record's rows are found
+    # from its scope and created_at (the PRIMARY KEY exactly), so the foreign key's
+    # cascade becomes a trigger; a record's pairs are checked against its scope column.
+    (
+        7,
+        (
+            """CREATE TABLE memory_scope_by_pair (
+                key TEXT NOT NULL,
+                value TEXT NOT NULL,
+                created_us INTEGER NOT NULL,
+                record_seq INTEGER NOT NULL,
+                PRIMARY KEY (key, value, created_us, record_seq)
+            ) WITHOUT ROWID""",
+            """INSERT INTO memory_scope_by_pair (key, value, created_us, record_seq)
+            SELECT key, value, created_us, record_seq FROM memory_scope
+            ORDER BY key, value, created_us, record_seq""",
+            "DROP TABLE memory_scope",
+            "ALTER TABLE memory_scope_by_pair RENAME TO memory_scope",
+            """CREATE TRIGGER memory_records_scope_delete AFTER DELETE ON memory_records BEGIN
+                DELETE FROM memory_scope WHERE (key, value, created_us, record_seq) IN (
+                    SELECT pair.key, pair.value,
+                        CAST(strftime('%s', substr(old.created_at, 1, 19)) AS INTEGER) * 1000000
+                            + CAST(substr(old.created_at, 21, 6) AS INTEGER),
+                        old.seq
+                    FROM json_each(old.scope) AS pair
+                );
+            END""",
+        ),
+    ),
+)
+
+SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]
+"""The newest schema version this code can read and write."""
+
+_REQUIRED_TABLES = frozenset({"schema_migrations", "memory_records", "memory_fts"})
+
+
+def check_location(path: Path) -> str | None:
+    """Refuse, before SQLite touches anything, a path that cannot hold our database.
+
+    Returns a read-only URI for :func:`probe_version` when the file already has content.
+    """
+    target = str(path)
+    if not path.parent.is_dir():
+        raise StoreUnavailableError(target, f"the directory {str(path.parent)!r} does not exist")
+    if path.is_dir():
+        raise StoreUnavailableError(target, "the path is a directory, not a database file")
+    if not path.exists():
+        return None
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(_SQLITE_MAGIC))
+    except OSError as exc:
+        raise StoreUnavailableError(target, f"cannot read the file: {exc.strerror}") from exc
+    if header and header != _SQLITE_MAGIC:
+        raise StoreUnavailableError(target, "the file is not a SQLite database")
+    return f"{path.resolve().as_uri()}?mode=ro" if header else None
+
+
+async def read_user_version(conn: aiosqlite.Connection) -> int:
+    """``PRAGMA user_version`` of the open database."""
+    async with conn.execute("PRAGMA user_version") as cursor:
+        row = await cursor.fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+async def _run(conn: aiosqlite.Connection, sql: str, params: tuple[object, ...] = ()) -> None:
+    async with conn.execute(sql, params):
+        pass
+
+
+async def _table_names(conn: aiosqlite.Connection) -> set[str]:
+    async with conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'") as cursor:
+        return {str(row[0]) for row in await cursor.fetchall()}
+
+
+def _check_ours(target: str, version: int, tables: set[str]) -> None:
+    if version > SCHEMA_VERSION:
+        raise StoreIncompatibleError(target, version, SCHEMA_VERSION)
+    if version == 0 and tables:
+        raise StoreUnavailableError(
+            target,
+            "the database holds another application's tables; recallstore needs its own file",
+        )
+    if version > 0 and not tables >= _REQUIRED_TABLES:
+        raise StoreUnavailableError(
+            target, f"the database (user_version {version}) is not a recallstore database"
+        )
+
+
+async def probe_version(target: str, uri: str, driver: SqliteDriver) -> int:
+    """Read an existing file's version over a read-only connection; refuse what we can't use.
+
+    The version and the table list are read in one transaction (one snapshot), so a
+    file another process is creating and migrating at that moment is never mistaken
+    for another application's. A read-only connection cannot write the header or
+    checkpoint on close, so a refused file is left exactly as it was. Returns the
+    format of the FTS5 index (0 when there is none yet), for ``check_index_format``.
+    """
+    try:
+        async with driver.connect(uri, uri=True, isolation_level=None) as conn:
+            # One read transaction, so both answers come from one snapshot: read in two
+            # autocommit statements, another process's migration could land between
+            # them (version 0 with our tables) and the file would be refused.
+            await _run(conn, "BEGIN")
+            version = await read_user_version(conn)
+            tables = await _table_names(conn)
+            index_format = 0
+            if "memory_fts_config" in tables:
+                async with conn.execute(
+                    "SELECT v FROM memory_fts_config WHERE k = 'version'"
+                ) as cursor:
+                    row = await cursor.fetchone()
+                index_format = int(row[0]) if row is not None else 0
+            await _run(conn, "COMMIT")
+    except driver.error as exc:
+        raise StoreUnavailableError(target, f"cannot read the database: {exc}") from exc
+    _check_ours(target, version, tables)
+    return index_format
+
+
+async def migrate(conn: aiosqlite.Connection, target: str, tokenizer: str) -> int:
+    """Bring the database up to SCHEMA_VERSION in one transaction; return the old version."""
+    current = await read_user_version(conn)
+    if current == SCHEMA_VERSION:
+        return current
+    try:
+        await _run(conn, "BEGIN IMMEDIATE")
+        # Re-read under the write lock: another process may have migrated meanwhile.
+        current = await read_user_version(conn)
+        _check_ours(target, current, await _table_names(conn))
+        for version, statements in MIGRATIONS:
+            if version <= current:
+                continue
+            for statement in statements:
+                await _run(conn, statement.format(tokenize=TOKENIZERS[tokenizer]))
+            await _run(
+                conn,
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                (version, format_timestamp(utc_now())),
+            )
+        # PRAGMA takes no parameters; SCHEMA_VERSION is an int constant.
+        await _run(conn, f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
+        await _run(conn, "COMMIT")
+    except BaseException:
+        # On aiosqlite's thread, behind any statement a cancellation left running there.
+        await conn.rollback()
+        raise
+    return current
+
+
+def url_path(url: str) -> Path:
+    """The file path of ``sqlite:///relative`` or ``sqlite:////absolute``."""
+    if not url.lower().startswith(_SQLITE_PREFIX):
+        raise ConfigurationError(
+            f"memory store target {url!r}: a SQLite URL is 'sqlite:///relative/path.db' "
+            "or 'sqlite:////absolute/path.db'"
+        )
+    host, slash, path = url[len(_SQLITE_PREFIX) :].partition("/")
+    if host or not slash:
+        raise ConfigurationError(
+            f"memory store target {url!r}: a SQLite URL has no host; "
+            "use 'sqlite:///relative/path.db' or 'sqlite:////absolute/path.db'"
+        )
+    if "?" in path or "#" in path:
+        raise ConfigurationError(
+            f"memory store target {url!r}: SQLite URL options are not supported"
+        )
+    path = unquote(path)
+    if not path or path == ":memory:":
+        raise ConfigurationError(
+            f"memory store target {url!r} names no database file; "
+            "for a non-durable store use 'memory:'"
+        )
+    return Path(path)

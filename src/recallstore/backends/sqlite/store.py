@@ -1,0 +1,438 @@
+"""``SqliteMemoryStore``: the bundled, durable backend on SQLite FTS5 (via aiosqlite).
+
+One database file per store, owned by memory alone. Keyword search: FTS5 finds the
+records holding the query's words within the scope (scope pairs are indexed tokens), and
+the ranking every keyword backend shares (``recallstore._search.query``: stop words, weighted
+BM25, pseudo-relevance feedback) orders them; every token is quoted, and the expression
+is always a bound parameter. Scope pairs and tags also sit in indexed side tables, so a
+listing's subset filter is answered from indexes, never by scanning JSON. Every write is
+one ``BEGIN IMMEDIATE`` transaction (WAL, ``synchronous=FULL``), so a batch lands whole
+or not at all, and of two concurrent supersedes of one record exactly one wins, across
+connections and processes. Deleted content leaves the file: ``secure_delete`` zeroes
+freed space, and the FTS5 index forgets the words either at once (FTS5 ``secure-delete``,
+SQLite 3.42+, the ``sqlite`` extra) or by a merge that ends the deleting transaction
+(``sqlite.delete``; which SQLite runs it: ``sqlite.driver``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final, Self
+
+import aiosqlite
+
+from recallstore.backends._forget_extension import ForgetsScopes
+from recallstore.backends._hybrid import HybridSearch
+from recallstore.backends._journal_extension import JournalsRecalls
+from recallstore.backends.base import (
+    IdempotencyKey,
+    RecordChanges,
+    StoreDescription,
+)
+from recallstore.backends.journal import DEFAULT_JOURNAL, JournalSettings
+from recallstore.backends.sqlite import journal as journal_table
+from recallstore.backends.sqlite import schema as schema
+from recallstore.backends.sqlite import vectors as vectors
+from recallstore.backends.sqlite.commit import GroupCommit
+from recallstore.backends.sqlite.delete import (
+    check_index_format,
+    delete_now,
+    forget_now,
+    use_secure_delete,
+)
+from recallstore.backends.sqlite.driver import SqliteDriver, choose_sqlite
+from recallstore.backends.sqlite.insert import PendingInsert, insert_now
+from recallstore.backends.sqlite.journal import SqliteJournalPrimitives
+from recallstore.backends.sqlite.ranked import hybrid_rows_now, ranked_search
+from recallstore.backends.sqlite.rows import (
+    COLUMN_NAMES,
+    COLUMNS,
+    RECORD_COLUMNS,
+    execute_many,
+    execute_now,
+    fetchone_now,
+    listing_hits,
+    on_thread,
+    record_from_row,
+    rows_by_id,
+    rows_by_key,
+    run,
+)
+from recallstore.backends.sqlite.search import SCOPE_CHECK, FtsStatistics, listing_rows_now
+from recallstore.backends.sqlite.wal import (
+    ATTEMPT_WAIT_MS,
+    AUTOCHECKPOINT_PAGES,
+    WalScrub,
+    enable_wal,
+    truncate_wal,
+)
+from recallstore.embedding import Embedder
+from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
+from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
+from recallstore.store import (
+    EXPORT_EXTENSION,
+    FORGET_EXTENSION,
+    IDEMPOTENCY_EXTENSION,
+    IMPORT_EXTENSION,
+    Clock,
+    NewRecords,
+    new_record_id,
+    utc_now,
+)
+
+__all__ = ["BUSY_TIMEOUT_SECONDS", "SqliteMemoryStore"]
+
+BUSY_TIMEOUT_SECONDS: Final = 10.0
+"""How long a call waits for another connection's write lock before failing."""
+_BUSY_TIMEOUT_MS: Final = int(BUSY_TIMEOUT_SECONDS * 1000)
+
+_EXPORT_PAGE: Final = 500
+
+
+class SqliteMemoryStore(
+    SqliteJournalPrimitives,
+    vectors.SqliteVectorPrimitives,
+    JournalsRecalls,
+    ForgetsScopes[aiosqlite.Connection],
+    HybridSearch[aiosqlite.Connection],
+):
+    """A durable ``MemoryStore`` in one SQLite file; several stores may share the file.
+
+    Keyword search (FTS5, ranked by weighted BM25), durable, import, export and forget. Use
+    as ``async with SqliteMemoryStore(path) as store:`` (or ``await store.open()`` and
+    ``await store.aclose()``). Opening creates the file and migrates its schema; a file
+    from a newer recallstore raises :class:`~recallstore.errors.StoreIncompatibleError`
+    and is left untouched. ``sqlite_driver`` picks the SQLite library: ``"auto"`` (a
+    current SQLite from the ``sqlite`` extra when installed, else the standard
+    library's), ``"stdlib"``, ``"pysqlite3"`` or ``"sqlean"``; None reads
+    ``$RECALLSTORE_SQLITE_DRIVER`` (docs/deletion.md). With ``embedder=`` search is
+    hybrid (docs/hybrid-search.md); another embedder than the file's raises
+    :class:`~recallstore.errors.EmbedderMismatchError`.
+    """
+
+    durable = True
+    extensions = frozenset(
+        {IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION, FORGET_EXTENSION}
+    )
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock = utc_now,
+        ids: Callable[[], str] = new_record_id,
+        journal: JournalSettings | None = DEFAULT_JOURNAL,
+        sqlite_driver: str | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        super().__init__(clock=clock, ids=ids, journal=journal)
+        self._driver: SqliteDriver = choose_sqlite(sqlite_driver)
+        self._init_hybrid(embedder)
+        self._vector_cache = vectors.VectorCache()
+        # Absolute, so SQLite never reads a name like ":memory:" as a non-durable database.
+        self.path = Path(path).expanduser().absolute()
+        # Benchmarks and trials change these through backends._tuning.tune, before open().
+        self._tokenizer: str = schema.DEFAULT_TOKENIZER
+        self._synchronous: str = "FULL"
+        self._conn: aiosqlite.Connection | None = None
+        self._statistics = FtsStatistics()
+        # A connection of its own for PRAGMA data_version (journal tailers only).
+        self._watch: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()
+        self._commits = GroupCommit(
+            self._lock, self._observe_newest_now, str(self.path), self._driver.error
+        )
+        # Deleted text left in the WAL because a reader held an older snapshot.
+        self._wal = WalScrub(self._scrub_wal_when_free)
+
+    @classmethod
+    def from_url(cls, url: str) -> Self:
+        """The store for a path, ``sqlite:///relative/path.db`` or ``sqlite:////absolute.db``."""
+        if url == ":memory:":
+            raise ConfigurationError(
+                "memory store target ':memory:' is ambiguous; use 'memory:' for the in-memory "
+                "store or a file path for SQLite"
+            )
+        if url[: len("sqlite:")].lower() != "sqlite:":
+            return cls(Path(url))
+        return cls(schema.url_path(url))
+
+    def __repr__(self) -> str:
+        return f"SqliteMemoryStore({str(self.path)!r})"
+
+    @property
+    def sqlite_driver(self) -> str:
+        """The SQLite library in use: ``"stdlib"``, ``"pysqlite3"`` or ``"sqlean"``."""
+        return self._driver.name
+
+    def describe(self) -> StoreDescription:
+        """``SqliteMemoryStore`` in its database file."""
+        return StoreDescription(label=type(self).__name__, target=str(self.path), path=self.path)
+
+    async def open(self) -> None:
+        """Open (creating and migrating if needed) the database; a no-op when open.
+
+        Raises :class:`StoreUnavailableError` with the reason when the file cannot be
+        used, and :class:`StoreIncompatibleError` when its schema is newer than ours.
+        """
+        async with self._lock:
+            if self._conn is not None:
+                return
+            target = str(self.path)
+            probe_uri = schema.check_location(self.path)
+            if probe_uri is not None:
+                index_format = await schema.probe_version(target, probe_uri, self._driver)
+                check_index_format(target, index_format, self._driver)
+            error = self._driver.error
+            try:
+                conn = await self._driver.connect(
+                    self.path, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS
+                )
+            except error as exc:
+                raise StoreUnavailableError(target, f"cannot open: {exc}") from exc
+            try:
+                await self._configure(conn)
+                await self._observe_newest(conn)
+            except BaseException as exc:
+                await conn.close()
+                if isinstance(exc, error):
+                    raise StoreUnavailableError(target, f"cannot open: {exc}") from exc
+                raise
+            self._conn = conn
+        await self._start_journal()
+
+    async def _configure(self, conn: aiosqlite.Connection) -> None:
+        # Read the version before anything that writes: even journal_mode=WAL writes
+        # the header, and a newer file must stay unchanged.
+        target = str(self.path)
+        found = await schema.read_user_version(conn)
+        if found > schema.SCHEMA_VERSION:
+            raise StoreIncompatibleError(target, found, schema.SCHEMA_VERSION)
+        await run(conn, f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        mode = await enable_wal(conn, BUSY_TIMEOUT_SECONDS, self._driver.operational_error)
+        if mode is None or str(mode[0]).lower() != "wal":
+            raise StoreUnavailableError(target, f"cannot enable WAL (journal_mode={mode})")
+        await run(conn, f"PRAGMA synchronous = {self._synchronous}")
+        await run(conn, f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_PAGES}")
+        await run(conn, "PRAGMA foreign_keys = ON")
+        await run(conn, "PRAGMA secure_delete = ON")
+        await schema.migrate(conn, target, self._tokenizer)
+        if self._driver.secure_delete:
+            await on_thread(conn, use_secure_delete)
+        if self._journal is not None:
+            await journal_table.install_bound(conn, self._journal.max_events)
+        if self._embedder is not None:
+            await vectors.record_embedder(conn, target, self._embedder)
+
+    async def _observe_newest(self, conn: aiosqlite.Connection) -> None:
+        """Keep our clock ahead of every record in the file (other connections write too)."""
+        await on_thread(conn, self._observe_newest_now)
+
+    def _observe_newest_now(self, db: Any) -> None:
+        """:meth:`_observe_newest` on the connection's thread."""
+        newest = fetchone_now(db, "SELECT max(created_at) FROM memory_records")
+        if newest is not None and newest[0] is not None:
+            self._clock.observe(datetime.fromisoformat(newest[0]))
+
+    async def aclose(self) -> None:
+        """Close the connection; later calls raise :class:`StoreUnavailableError`.
+
+        A WAL scrub still owed after a delete is tried once more first.
+        """
+        await self._stop_journal()
+        await self._wal.stop()
+        async with self._lock:
+            watch, self._watch = self._watch, None
+            if watch is not None:
+                await watch.close()
+            await self._commits.settle()
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                if self._wal.pending:
+                    self._wal.settle(await self._scrub_wal(conn))
+                await conn.close()
+
+    async def _scrub_wal_when_free(self) -> bool | None:
+        """One WAL scrub with the connection held; None when the store is closed."""
+        async with self._lock:
+            if self._conn is None:
+                return None
+            await self._commits.settle()
+            return await self._scrub_wal(self._conn)
+
+    @property
+    def _is_open(self) -> bool:
+        return self._conn is not None
+
+    @asynccontextmanager
+    async def _reading(self) -> AsyncIterator[aiosqlite.Connection]:
+        """The open connection, held exclusively for one call, with errors translated.
+
+        Writes of a commit group still open are committed first: a reader never sees
+        what is not yet in the file.
+        """
+        async with self._lock:
+            conn = self._connection()
+            await self._commits.settle()
+            if self._wal.pending:
+                # Without waiting: a long reader must not slow every call down.
+                self._wal.settle(await self._scrub_wal(conn, wait_ms=0))
+            try:
+                yield conn
+            except self._driver.error as exc:
+                raise StoreUnavailableError(str(self.path), str(exc)) from exc
+
+    def _writing(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
+        """This call's part of a ``BEGIN IMMEDIATE`` transaction that the write calls
+        queued at the same time share (group commit, see ``sqlite.commit``): it lands
+        or is rolled back alone, and returns once the transaction is committed.
+
+        Inside it, run every statement through ``self._commits.later`` (no result
+        needed: kept with the call, run at the commit) or ``self._commits.now`` (a
+        result needed), never ``conn.execute`` on the handle: only those two run in the
+        call's savepoint. A row that must be atomic with the call (a journal entry)
+        goes through ``later`` like the inserts.
+        """
+        return self._commits.call(self._connection)
+
+    def _connection(self) -> aiosqlite.Connection:
+        """The open connection; :class:`StoreUnavailableError` when closed."""
+        self._check_open()
+        assert self._conn is not None  # what _check_open just checked
+        return self._conn
+
+    async def _fetch_records(
+        self, handle: aiosqlite.Connection, ids: Sequence[str]
+    ) -> dict[str, MemoryRecord]:
+        rows = await self._commits.now(handle, rows_by_id, COLUMNS, ids)
+        return {record_id: record_from_row(row) for record_id, row in rows.items()}
+
+    async def _fetch_invalid(
+        self, handle: aiosqlite.Connection, ids: Sequence[str]
+    ) -> dict[str, bool]:
+        rows = await self._commits.now(handle, rows_by_id, "invalid_at", ids)
+        return {record_id: row[0] is not None for record_id, row in rows.items()}
+
+    async def _fetch_keyed(
+        self, handle: aiosqlite.Connection, keys: Sequence[IdempotencyKey]
+    ) -> dict[IdempotencyKey, MemoryRecord]:
+        # BEGIN IMMEDIATE holds the write lock, so no one takes a key before we commit;
+        # through the group commit, so the read sees this call's earlier statements.
+        rows = await self._commits.now(handle, rows_by_key, keys)
+        return {key: record_from_row(row) for key, row in rows.items()}
+
+    async def _insert_new(self, handle: aiosqlite.Connection, batch: NewRecords) -> None:
+        if batch.built or self.embedder is not None:  # vectors are stored from records
+            await self._insert(handle, batch.records())
+            return
+        # The rows from the inputs; the records while COMMIT syncs the log (a batch
+        # write's event-loop time was a fifth of it, spent while SQLite waited).
+        self._commits.later(insert_now, PendingInsert.of_new(batch))
+        self._commits.while_committing(batch.records)
+
+    async def _insert(self, handle: aiosqlite.Connection, records: Sequence[MemoryRecord]) -> None:
+        self._commits.later(insert_now, PendingInsert(records))
+        made = self._vectors_of(records)
+        if made is not None:
+            self._commits.later(execute_many, vectors.vector_statements(records, made))
+
+    async def _update(self, handle: aiosqlite.Connection, id: str, changes: RecordChanges) -> None:
+        names = sorted(changes)  # field names from the base class, never user text
+        values = [
+            format_timestamp(value) if isinstance(value, datetime) else value
+            for value in (changes[name] for name in names)
+        ]
+        assignments = ", ".join(f"{name} = ?" for name in names)
+        sql = f"UPDATE memory_records SET {assignments} WHERE id = ?"
+        self._commits.later(execute_now, sql, (*values, id))
+
+    async def _delete(self, id: str) -> None:
+        """Delete, then scrub the record from the file (S5).
+
+        The FTS5 index drops the words in the transaction (``sqlite.delete``: secure-delete
+        or a merge), and the WAL is emptied so its old page images go too — at once,
+        or, while another connection reads a snapshot from before the delete, as soon
+        as that read ends (retried without blocking; see docs/deletion.md).
+        """
+        merge = not self._driver.secure_delete
+        async with self._writing() as conn:
+            before = (await self._fetch_records(conn, [id])).get(id) if self._journal else None
+            deleted = await self._commits.now(conn, delete_now, id, merge)
+            await self._journal_delete(conn, id, before)
+        if deleted:
+            await self._after_forget()
+
+    async def _forget(
+        self, handle: aiosqlite.Connection, scope: Mapping[str, str]
+    ) -> list[tuple[str, str]]:
+        merge = not self._driver.secure_delete
+        return await self._commits.now(handle, forget_now, scope, merge)
+
+    async def _after_forget(self) -> None:
+        async with self._reading() as conn:
+            # A reader of an older snapshot blocks it: then retried until it works.
+            if not await self._scrub_wal(conn):
+                self._wal.owe()
+
+    async def _scrub_wal(
+        self, conn: aiosqlite.Connection, *, wait_ms: int = ATTEMPT_WAIT_MS
+    ) -> bool:
+        """Empty the WAL (see ``sqlite.wal``); False when a reader or writer is in the way."""
+        try:
+            return await truncate_wal(conn, _BUSY_TIMEOUT_MS, wait_ms=wait_ms)
+        except self._driver.error:
+            return False
+
+    async def _search(
+        self, query: MemorySearchQuery, terms: Sequence[str], now: datetime
+    ) -> list[MemoryHit]:
+        if self._embedder is not None and not query.is_listing:
+            vector = await self._embed_query(query.query or "")
+            async with self._reading() as conn:
+                fused = await on_thread(
+                    conn,
+                    hybrid_rows_now,
+                    query,
+                    self._fusion_query(query),
+                    vector,
+                    now,
+                    self._statistics,
+                    self._vector_cache,
+                    self._fuse,
+                )
+            return [MemoryHit(record=record_from_row(row), score=score) for score, row in fused]
+        async with self._reading() as conn:
+            if not query.is_listing:
+                return await ranked_search(conn, query, now, self._statistics)
+            rows = await on_thread(conn, listing_rows_now, query, now)
+        return listing_hits(rows)
+
+    async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
+        """Pages keyed on ``(created_at, id)``, so each record is yielded once even when
+        others are written meanwhile; the connection is free between pages."""
+        conditions = [SCOPE_CHECK] * len(scope)
+        scope_params = [part for pair in scope.items() for part in pair]
+        after: tuple[str, str] | None = None
+        while True:
+            keyset = ["(r.created_at, r.id) > (?, ?)"] if after is not None else []
+            where = " AND ".join([*conditions, *keyset]) or "1"
+            async with (
+                self._reading() as conn,
+                conn.execute(
+                    f"SELECT {RECORD_COLUMNS} FROM memory_records r WHERE {where} "
+                    "ORDER BY r.created_at, r.id LIMIT ?",
+                    [*scope_params, *(after or ()), _EXPORT_PAGE],
+                ) as cursor,
+            ):
+                rows = list(await cursor.fetchall())
+            for row in rows:
+                yield record_from_row(row)
+            if len(rows) < _EXPORT_PAGE:
+                return
+            last = rows[-1]
+            after = (last[COLUMN_NAMES.index("created_at")], last[0])

@@ -1,0 +1,329 @@
+"""The SQLite backend's vectors (hybrid search): schema, writes, nearest records.
+
+Each record's unit vector is a float32 BLOB in ``memory_vectors`` (schema version 6),
+deleted with its record (``ON DELETE CASCADE``); ``memory_embedder`` holds the one
+embedder's name and dimension the vectors were made with, so a store is never searched
+with vectors of two models.
+
+At query time the vectors are not read from the file: a per-store :class:`VectorCache`
+holds every vector in one :class:`~recallstore.backends._vectors.VectorRows` (3 KB a
+record at 768 dimensions), kept current incrementally (each vector row is read once:
+``vseq`` only grows). Finding the records nearest a query then costs what the scope
+costs, as keyword search does:
+
+* within a scope of at most :data:`SCAN_SCOPE` records, the scope's records passing
+  every filter are listed through the scope index and only their rows are compared;
+* otherwise (unscoped, or a broad scope) the closest rows of the whole cache (exact
+  up to ``EXACT_ROWS``, else the best of a sign-bit shortlist) are checked against the
+  filters by primary key, best first, widening until enough pass.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+import aiosqlite
+
+from recallstore.backends._vectors import Matrix, VectorRows, from_blobs, to_blob, top_cosine
+from recallstore.backends.sqlite.rows import RECORD_COLUMNS, fetchone, on_thread, record_from_row
+from recallstore.backends.sqlite.search import (
+    _CHECK,
+    _LOOKUP,
+    Filter,
+    _record_conditions,
+    narrowest_within_now,
+)
+from recallstore.embedding import Embedder
+from recallstore.errors import EmbedderMismatchError
+from recallstore.records import MemoryRecord, MemorySearchQuery, format_timestamp
+from recallstore.store import utc_now
+
+if TYPE_CHECKING:
+    from recallstore.backends.sqlite.commit import GroupCommit
+
+__all__ = [
+    "MIGRATION",
+    "SCAN_SCOPE",
+    "SqliteVectorPrimitives",
+    "VectorCache",
+    "all_rows",
+    "nearest_now",
+    "record_embedder",
+    "replace_now",
+    "stored_embedder",
+    "vector_statements",
+]
+
+SCAN_SCOPE: Final = 5_000
+"""A scope of at most this many records has its vectors read from the file per query."""
+
+MIGRATION: Final[tuple[str, ...]] = (
+    # vseq only grows (AUTOINCREMENT), so a cache reads each vector row once even when
+    # a deleted record's seq is reused.
+    """CREATE TABLE memory_vectors (
+        vseq INTEGER PRIMARY KEY AUTOINCREMENT,
+        record_seq INTEGER NOT NULL UNIQUE
+            REFERENCES memory_records (seq) ON DELETE CASCADE,
+        vector BLOB NOT NULL
+    )""",
+    """CREATE TABLE memory_embedder (
+        singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+        name TEXT NOT NULL,
+        dimension INTEGER NOT NULL,
+        generation INTEGER NOT NULL,
+        recorded_at TEXT NOT NULL
+    )""",
+)
+"""Schema version 6."""
+
+_INSERT: Final = (
+    "INSERT OR REPLACE INTO memory_vectors (record_seq, vector) "
+    "SELECT seq, ? FROM memory_records WHERE id = ?"
+)
+
+
+def vector_statements(
+    records: Sequence[MemoryRecord], vectors: Sequence[Matrix]
+) -> list[tuple[str, list[tuple[Any, ...]]]]:
+    """The statements (for ``_sqlite_rows.execute_many``) storing ``vectors`` beside
+    ``records``; run after the records' own inserts, in the same transaction."""
+    rows = [(to_blob(vector), record.id) for record, vector in zip(records, vectors, strict=True)]
+    return [(_INSERT, rows)]
+
+
+async def stored_embedder(conn: aiosqlite.Connection) -> tuple[str, int, int] | None:
+    """(name, dimension, generation) of the embedder the file records, or None."""
+    row = await fetchone(conn, "SELECT name, dimension, generation FROM memory_embedder")
+    return None if row is None else (str(row[0]), int(row[1]), int(row[2]))
+
+
+async def record_embedder(conn: aiosqlite.Connection, target: str, embedder: Embedder) -> None:
+    """Check ``embedder`` against the one the file records, recording it when there is
+    none; :class:`EmbedderMismatchError` (nothing written) when they differ."""
+    given = (embedder.name, embedder.dimension)
+    stored = await stored_embedder(conn)
+    if stored is not None:
+        if stored[:2] != given:
+            raise EmbedderMismatchError(target, stored[:2], given)
+        return
+    async with conn.execute(
+        "INSERT OR IGNORE INTO memory_embedder VALUES (1, ?, ?, 1, ?)",
+        (*given, format_timestamp(utc_now())),
+    ):
+        pass
+    # Another opener may have recorded a different one at the same moment.
+    stored = await stored_embedder(conn)
+    if stored is not None and stored[:2] != given:
+        raise EmbedderMismatchError(target, stored[:2], given)
+
+
+def all_rows(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
+    """Every record's row (for ``reembed``), on the connection's thread."""
+    return [tuple(row) for row in db.execute(f"SELECT {RECORD_COLUMNS} FROM memory_records AS r")]
+
+
+def replace_now(db: sqlite3.Connection, name: str, dimension: int, made: dict[str, Matrix]) -> None:
+    """Every vector replaced by ``made`` (by record id) and the embedder recorded with
+    a new generation (so every cache reloads); on the connection's thread, in the
+    write call's savepoint."""
+    db.execute("DELETE FROM memory_vectors").close()
+    db.executemany(_INSERT, [(to_blob(vector), key) for key, vector in made.items()]).close()
+    row = db.execute("SELECT max(generation) FROM memory_embedder").fetchone()
+    generation = int(row[0] or 0) + 1
+    db.execute(
+        "INSERT OR REPLACE INTO memory_embedder VALUES (1, ?, ?, ?, ?)",
+        (name, dimension, generation, format_timestamp(utc_now())),
+    ).close()
+
+
+class VectorCache:
+    """Every vector of the file in one :class:`VectorRows`, for searches too broad to
+    read per query.
+
+    Refreshed like ``FtsStatistics``: only when ``PRAGMA data_version`` or this
+    connection's ``total_changes`` moved, and then only the rows added since (a new
+    embedder generation, after ``reembed``, reloads everything). Vectors of deleted
+    records may linger until then; :func:`nearest_now` checks every candidate's record.
+    """
+
+    def __init__(self) -> None:
+        self._version: tuple[int, int] | None = None
+        self._generation: int | None = None
+        self._last = 0
+        self._rows: VectorRows | None = None
+        self._seqs: list[int] = []
+        self._ids: list[str] = []
+        self._row: dict[int, int] = {}
+
+    def load(self, db: sqlite3.Connection, dimension: int) -> VectorRows:
+        """The vectors (a row each, see :meth:`record`), current; on the connection's
+        thread."""
+        row = db.execute("PRAGMA data_version").fetchone()
+        version = (int(row[0]) if row is not None else 0, db.total_changes)
+        if version != self._version:
+            stored = db.execute("SELECT generation FROM memory_embedder").fetchone()
+            generation = None if stored is None else int(stored[0])
+            if generation != self._generation or self._rows is None:
+                self._generation, self._last = generation, 0
+                self._rows = VectorRows(dimension)
+                self._seqs, self._ids, self._row = [], [], {}
+            rows = db.execute(_VECTORS_SINCE, (self._last,)).fetchall()
+            if rows:
+                self._add(
+                    [(int(r[1]), str(r[2])) for r in rows],
+                    from_blobs([bytes(r[3]) for r in rows], dimension),
+                )
+                self._last = int(rows[-1][0])
+            self._version = version
+        assert self._rows is not None
+        return self._rows
+
+    def record(self, row: int) -> tuple[int, str]:
+        """The seq and id of the record whose vector is in ``row``."""
+        return self._seqs[row], self._ids[row]
+
+    def position(self, seq: int, record_id: str) -> int | None:
+        """The row of the vector of record ``record_id``, stored at ``seq``; None when
+        there is none (a record written without an embedder, perhaps at the seq of a
+        deleted one whose vector is still cached)."""
+        row = self._row.get(seq)
+        return row if row is not None and self._ids[row] == record_id else None
+
+    def _add(self, records: list[tuple[int, str]], vectors: Matrix) -> None:
+        assert self._rows is not None
+        positions = []
+        for seq, record_id in records:
+            row = self._row.get(seq)
+            if row is None:
+                row = self._row[seq] = len(self._seqs)
+                self._seqs.append(seq)
+                self._ids.append(record_id)
+            else:
+                self._ids[row] = record_id
+            positions.append(row)
+        self._rows.put(positions, vectors)
+
+
+_RECORD_IDS: Final = "SELECT r.seq, r.id FROM memory_records AS r"
+
+_VECTORS_SINCE: Final = (
+    "SELECT v.vseq, v.record_seq, r.id, v.vector FROM memory_vectors AS v "
+    "JOIN memory_records AS r ON r.seq = v.record_seq WHERE v.vseq > ? ORDER BY v.vseq"
+)
+"""The vectors stored after a ``vseq``, each with its record's seq and id: a record
+has a cached vector only when both match (:meth:`VectorCache.position`)."""
+
+
+def _filters(
+    query: MemorySearchQuery, now: datetime, driver: tuple[str, str] | None = None
+) -> tuple[list[str], list[Any]]:
+    """The conditions of ``query``'s filters on ``r``, but the ``driver`` pair's (the
+    rows come from its index)."""
+    where: list[str] = []
+    params: list[Any] = []
+    for pair in query.scope.items():
+        if pair != driver:
+            where.append(_CHECK["scope"])
+            params.extend(pair)
+    for tag in query.tags or ():
+        where.append(_CHECK["tag"])
+        params.append(tag)
+    more, more_params = _record_conditions(query, now)
+    return [*where, *more], [*params, *more_params]
+
+
+def _ids_by_seq(
+    db: sqlite3.Connection, seqs: Sequence[int], filters: tuple[list[str], list[Any]]
+) -> dict[int, str]:
+    """The ids of the records among ``seqs`` (at most 500) that pass ``filters`` (from
+    :func:`_filters`)."""
+    where, params = filters
+    condition = " AND ".join([f"r.seq IN ({', '.join('?' * len(seqs))})", *where])
+    rows = db.execute(f"{_RECORD_IDS} WHERE {condition}", [*seqs, *params]).fetchall()
+    return {int(row[0]): str(row[1]) for row in rows}
+
+
+def nearest_now(
+    db: sqlite3.Connection,
+    query: MemorySearchQuery,
+    vector: Matrix,
+    n: int,
+    now: datetime,
+    cache: VectorCache,
+) -> list[tuple[float, str]]:
+    """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``,
+    as (cosine, id), best first; on the connection's thread.
+
+    The vectors come from ``cache``. Within a scope of at most :data:`SCAN_SCOPE`
+    records, the scope's records passing the filters are listed first (through the
+    scope index) and only their rows are compared; otherwise the closest rows of the
+    whole cache (:meth:`VectorRows.closest`) are checked against the filters, best
+    first, ``n`` at a time, widening until ``n`` pass.
+    """
+    rows = cache.load(db, int(vector.shape[0]))
+    pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
+    driver = narrowest_within_now(db, pairs, SCAN_SCOPE)
+    if driver is not None:
+        driving = pairs[driver][1]
+        where, params = _filters(query, now, (driving[0], driving[1]))
+        condition = " AND ".join([f"r.seq IN ({_LOOKUP['scope']})", *where])
+        listed = db.execute(f"{_RECORD_IDS} WHERE {condition}", [*driving, *params])
+        positions, ids = [], []
+        for seq, record_id in listed.fetchall():
+            position = cache.position(seq, record_id)
+            if position is not None:
+                positions.append(position)
+                ids.append(record_id)
+        best = top_cosine(rows.matrix[positions], vector, n)
+        return [(score, ids[at]) for score, at in best]
+    filters = _filters(query, now)
+    checked: dict[int, str | None] = {}  # seq -> id when it passes the filters
+    wanted = n * 4
+    while True:
+        # A wider ask may put rows the narrower one did not see before checked ones,
+        # so each pass walks its whole list, checking only rows not checked before.
+        found: list[tuple[float, str]] = []
+        closest = rows.closest(vector, wanted)
+        step = min(max(n, 1), 500)
+        for start in range(0, len(closest), step):
+            page = [(score, *cache.record(row)) for score, row in closest[start : start + step]]
+            unknown = [seq for _, seq, _ in page if seq not in checked]
+            if unknown:
+                passing = _ids_by_seq(db, unknown, filters)
+                checked.update((seq, passing.get(seq)) for seq in unknown)
+            # The record at a seq must be the one the vector was made for.
+            found.extend((score, key) for score, seq, key in page if checked.get(seq) == key)
+            if len(found) >= n:
+                return found[:n]
+        if wanted >= rows.count:
+            return found
+        wanted *= 4
+
+
+class SqliteVectorPrimitives:
+    """Hybrid search's primitives on SQLite, mixed into ``SqliteMemoryStore``."""
+
+    if TYPE_CHECKING:
+        _commits: GroupCommit
+        _vector_cache: VectorCache
+
+        def _reading(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
+
+    async def _all_records(self, handle: aiosqlite.Connection) -> list[MemoryRecord]:
+        rows = await self._commits.now(handle, all_rows)
+        return [record_from_row(row) for row in rows]
+
+    async def _replace_vectors(
+        self, handle: aiosqlite.Connection, embedder: Embedder, made: dict[str, Matrix]
+    ) -> None:
+        self._commits.later(replace_now, embedder.name, embedder.dimension, made)
+
+    async def _nearest(
+        self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
+    ) -> list[tuple[float, str]]:
+        async with self._reading() as conn:
+            return await on_thread(conn, nearest_now, query, vector, n, now, self._vector_cache)

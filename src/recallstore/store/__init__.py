@@ -1,0 +1,67 @@
+"""The ``MemoryStore`` protocol and the semantics helpers every backend shares.
+
+One module a topic: ``protocol`` (the protocol, the lifecycle, the named extensions),
+``ids`` (record ids), ``clock`` (the store's clock), ``new_records`` (records built from
+write inputs) and ``transfer`` (import batches). Import the names from here.
+"""
+
+from recallstore._search.text import MAX_QUERY_TERMS, query_terms, tokenize
+from recallstore.store.clock import MonotonicClock
+from recallstore.store.ids import (
+    deterministic_ids,
+    ids_from,
+    is_storable_id,
+    new_record_id,
+    new_record_ids,
+)
+from recallstore.store.new_records import NewRecords, record_from_input, records_from_inputs
+from recallstore.store.protocol import (
+    EXPORT_EXTENSION,
+    FORGET_EXTENSION,
+    IDEMPOTENCY_EXTENSION,
+    IMPORT_EXTENSION,
+    JOURNAL_EXTENSION,
+    Clock,
+    MemoryStore,
+    StoreLifecycle,
+    SupportsExportRecords,
+    SupportsForget,
+    SupportsImportRecords,
+    common_scope,
+    scope_matches,
+)
+from recallstore.store.transfer import check_import_batch, newest_timestamp, records_to_import
+from recallstore.values import is_valid_record_id, utc_now
+
+__all__ = [
+    "EXPORT_EXTENSION",
+    "FORGET_EXTENSION",
+    "IDEMPOTENCY_EXTENSION",
+    "IMPORT_EXTENSION",
+    "JOURNAL_EXTENSION",
+    "MAX_QUERY_TERMS",
+    "Clock",
+    "MemoryStore",
+    "MonotonicClock",
+    "NewRecords",
+    "StoreLifecycle",
+    "SupportsExportRecords",
+    "SupportsForget",
+    "SupportsImportRecords",
+    "check_import_batch",
+    "common_scope",
+    "deterministic_ids",
+    "ids_from",
+    "is_storable_id",
+    "is_valid_record_id",
+    "new_record_id",
+    "new_record_ids",
+    "newest_timestamp",
+    "query_terms",
+    "record_from_input",
+    "records_from_inputs",
+    "records_to_import",
+    "scope_matches",
+    "tokenize",
+    "utc_now",
+]

@@ -1,0 +1,70 @@
+"""docs/contributing.md's layout is the tree's: its tables are checked against it.
+
+The layers table must say what the layers contract in ``pyproject.toml`` says; the
+source-tree table must name every top-level module and package of ``recallstore``;
+the test-folder table must name every folder of ``tests/`` that holds tests, and no other.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "src" / "recallstore"
+DOC = (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+
+
+def _section(heading: str) -> str:
+    start = DOC.index(f"{heading}\n")
+    following = re.search(r"^#{2,3} ", DOC[start + len(heading) + 1 :], re.M)
+    return DOC[start : start + len(heading) + 1 + (following.start() if following else len(DOC))]
+
+
+def _first_cells(section: str) -> list[str]:
+    return [row.split("|")[1].strip() for row in re.findall(r"^\|[^-].*\|$", section, re.M)][1:]
+
+
+def _names(cell: str) -> list[str]:
+    return re.findall(r"`([^`]+)`", cell)
+
+
+def test_the_layers_table_is_the_layers_contract() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    [layers] = [c for c in config["tool"]["importlinter"]["contracts"] if c["id"] == "layers"]
+    contract = [set(re.split(r"\s*[|:]\s*", layer.strip())) for layer in layers["layers"]]
+    rows = re.findall(r"^\| (\d)\. [\w ]+ \| (.*?) \| .* \|$", _section("## Layers"), re.M)
+    documented = [set(_names(modules)) for _, modules in sorted(rows)]
+    # The contract lists layers top first; the table from the bottom up.
+    assert documented == contract[::-1]
+
+
+def test_the_source_tree_table_names_every_module_and_package() -> None:
+    tree = {p.name for p in PACKAGE.glob("*.py")} | {
+        f"{p.parent.name}/" for p in PACKAGE.glob("*/__init__.py")
+    }
+    rows = _first_cells(_section("### Source tree"))
+    documented = {name for cell in rows for name in _names(cell)}
+    assert documented == tree - {"__init__.py", "py.typed"}
+
+
+def test_the_test_folder_table_names_every_test_folder() -> None:
+    tests = ROOT / "tests"
+    holding_tests = {
+        f"tests/{path.parent.relative_to(tests).as_posix()}/"
+        for path in tests.rglob("test_*.py")
+        if path.parent != tests and "__pycache__" not in path.parts
+    }
+    rows = _first_cells(_section("### Test folders"))
+    documented = {name for cell in rows for name in _names(cell)}
+    assert documented == holding_tests
+
+
+def test_every_source_package_has_its_test_folder() -> None:
+    # tests/ mirrors src/: each package is tested in tests/<package>/ or is named in the
+    # row of the folder that tests it (`_search/` in tests/search/, `prompt/` in tests/agent/).
+    rows = re.findall(r"^\| `(tests/[\w/]+/)` \| (.*) \|$", _section("### Test folders"), re.M)
+    for package in sorted(PACKAGE.glob("*/__init__.py")):
+        name = f"{package.parent.name}/"
+        assert any(folder == f"tests/{name}" or name in _names(cell) for folder, cell in rows), name
