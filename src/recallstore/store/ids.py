@@ -33,7 +33,7 @@ def _encode_id(time_part: int, random_part: int) -> str:
     """26 lower-case Crockford base32 characters: 48 bits of time, then 80 random bits."""
     value = (time_part << _RANDOM_BITS) | (random_part & _RANDOM_MASK)
     # 13 table look-ups of 10 bits each (the top two bits are zero): base64.b32encode
-    # is a Python loop in 3.11 and was a fifth of a batch write's Python time.
+    # is a Python loop in 3.11 (its cost: docs/benchmarks.md, "Measured choices").
     pairs = _CROCKFORD_PAIRS
     return "".join(
         [
@@ -82,7 +82,7 @@ def new_record_ids(count: int) -> list[str]:
     if low + count > _LOW_BITS + 1 or first + count > _RANDOM_MASK:
         return [_encode_id(now_ms, first + offset) for offset in range(count)]
     # The ids differ only in their last 20 bits, the last four characters: encode the
-    # rest once (the whole encoding per id was a tenth of a batch write's Python time).
+    # rest once instead of the whole id per record.
     head, pairs = _encode_id(now_ms, first)[:-4], _CROCKFORD_PAIRS
     return [head + pairs[bits >> 10] + pairs[bits & _TEN_BITS] for bits in range(low, low + count)]
 

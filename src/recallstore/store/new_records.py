@@ -15,8 +15,8 @@ def record_from_input(inp: MemoryWriteInput, *, record_id: str, now: datetime) -
     """The record a backend stores for ``inp``: created and updated at ``now`` (S2).
 
     ``inp`` was validated when it was made, so with a storable id and a UTC ``now``
-    the record is assembled without validating the same fields again (that second
-    pass was a third of a batch write's time); anything else takes the validating path.
+    the record is assembled without validating the same fields again; anything else
+    takes the validating path.
     """
     if now.tzinfo is UTC and now.year >= FIRST_YEAR and is_valid_record_id(record_id):
         return _assembled(inp, record_id, now)

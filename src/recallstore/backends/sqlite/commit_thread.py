@@ -35,7 +35,7 @@ class Call:
 
     def __init__(self, *, first: bool) -> None:
         # The first call of a group runs without a savepoint (a savepoint makes SQLite
-        # copy every page it changes, 40 % of a large batch): nothing else is in the
+        # copy every page it changes): nothing else is in the
         # transaction before its statements, so undoing it is rolling that back.
         self.first = first
         self.kept: list[Statement] = []

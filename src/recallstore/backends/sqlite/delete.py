@@ -96,7 +96,7 @@ def forget_now(
     if rows:
         # One statement, not one per record: FTS5 writes out its pending changes at
         # every statement's savepoint, and with secure-delete each write-out searched
-        # every segment of the index again (10–25 % of a forget at 1M records).
+        # every segment of the index again.
         db.execute(f"DELETE FROM memory_records WHERE seq IN ({narrowed})", params).close()
     if rows and merge:
         db.execute(_MERGE).close()

@@ -83,8 +83,8 @@ class PendingInsert:
     def _start(self, count: int) -> None:
         self.count = count
         # Column by column, one entry per record: fewer objects live through the
-        # transaction than with a tuple per record. The garbage collector runs every
-        # 700 new ones, and took a fifth of a batch write's time on the event loop.
+        # transaction than with a tuple per record, so the garbage collector (which runs
+        # every 700 new ones) has less to walk.
         self.nulls: list[tuple[bool, ...]] = []  # which optional columns are NULL
         self.values: list[tuple[Any, ...]] = []  # the other columns' values
         self.pairs: list[tuple[tuple[str, str], ...]] = []

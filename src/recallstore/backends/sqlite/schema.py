@@ -213,7 +213,7 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
     # Cheaper writes (issue 10): the scope rows are kept in the order listings read them,
     # (key, value, created_us, record_seq), as the table itself. Before, each pair was
     # written twice, into the table by record and into the index by pair, and the
-    # index's random inserts were a third of a batch's SQL. A record's rows are found
+    # index's inserts landed at random pages. A record's rows are found
     # from its scope and created_at (the PRIMARY KEY exactly), so the foreign key's
     # cascade becomes a trigger; a record's pairs are checked against its scope column.
     (

@@ -330,8 +330,8 @@ class SqliteMemoryStore(
         if batch.built or self.embedder is not None:  # vectors are stored from records
             await self._insert(handle, batch.records())
             return
-        # The rows from the inputs; the records while COMMIT syncs the log (a batch
-        # write's event-loop time was a fifth of it, spent while SQLite waited).
+        # The rows from the inputs; the records while COMMIT syncs the log, when the
+        # event loop would otherwise wait on SQLite.
         self._commits.later(insert_now, PendingInsert.of_new(batch))
         self._commits.while_committing(batch.records)
 
