@@ -13,16 +13,17 @@ from typing import Any
 
 from recallstore.records import MemoryRecord, MemorySearchQuery
 from recallstore.store import scope_matches, tokenize, utc_now
+from recallstore.testing._operations import Delete, Get, Invalidate, Search
 from recallstore.testing._rules import KitRuleViolation
 
 __all__ = ["leftover_violation", "outcome_violation", "raised_violation", "search_violation"]
 
 _Normalised = dict[str, Any]
 
-_OPERATION_RULES = {
-    "_Invalidate": ("S4", "invalidate left the record in another state than the reference"),
-    "_Delete": ("S5", "after delete, get() disagrees with the reference"),
-    "_Get": ("S6", "get() returned another record state than the reference"),
+_OPERATION_RULES: dict[type, tuple[str, str]] = {
+    Invalidate: ("S4", "invalidate left the record in another state than the reference"),
+    Delete: ("S5", "after delete, get() disagrees with the reference"),
+    Get: ("S6", "get() returned another record state than the reference"),
 }
 
 
@@ -52,12 +53,12 @@ def leftover_violation(record: MemoryRecord, cleaned: set[str]) -> KitRuleViolat
 
 def raised_violation(operation: object, where: str, exc: Exception) -> KitRuleViolation:
     """The store raised where the reference answered: blame the operation's rule."""
-    kind = type(operation).__name__
-    if kind == "_Search":
-        listing = getattr(operation, "words", None) is None
+    kind = type(operation)
+    if isinstance(operation, Search):
+        listing = operation.words is None
         rule, hint = ("S10", "a listing raised") if listing else ("S13", "a search raised")
     elif kind in _OPERATION_RULES:
-        rule, hint = _OPERATION_RULES[kind][0], f"{kind.strip('_').lower()} raised"
+        rule, hint = _OPERATION_RULES[kind][0], f"{kind.__name__.lower()} raised"
     else:
         rule, hint = "S1", "write raised"
     detail = f"{where}\n  the store raised {type(exc).__name__}: {exc}"
@@ -69,7 +70,7 @@ def outcome_violation(
 ) -> KitRuleViolation:
     """The store and the reference disagree on a write, invalidate, delete or get."""
     detail = f"{where}\n  reference: {expected}\n  store:     {actual}"
-    kind = type(operation).__name__
+    kind = type(operation)
     if kind in _OPERATION_RULES:
         rule, hint = _OPERATION_RULES[kind]
         return KitRuleViolation(rule, hint, detail)

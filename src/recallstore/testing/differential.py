@@ -27,20 +27,16 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.errors import MemoryConflictError, MemoryNotFoundError
 from recallstore.records import (
     MAX_LIMIT,
-    MEMORY_KINDS,
-    MemoryKind,
     MemoryRecord,
     MemorySearchQuery,
     MemoryWriteInput,
@@ -53,109 +49,22 @@ from recallstore.testing._divergence import (
     search_violation,
 )
 from recallstore.testing._harness import StoreFactory, StoreHarness, every_record
+from recallstore.testing._operations import (
+    MISSING_ID,
+    OPERATIONS,
+    SCOPE_FILTERS,
+    SCOPES,
+    Delete,
+    Get,
+    Invalidate,
+    Item,
+    Operation,
+    Search,
+    Write,
+)
 from recallstore.testing._rules import KitRuleViolation, kit_test
 
 __all__ = ["DifferentialConformance"]
-
-# Distinct under Porter stemming, so stemming and non-stemming backends agree.
-_VOCABULARY = ("apple", "river", "violin", "copper", "garden", "tiger", "lemon", "cobalt")
-_SCOPES: tuple[dict[str, str], ...] = (
-    {},
-    {"tenant": "acme"},
-    {"tenant": "acme", "user": "u1"},
-    {"tenant": "acme", "user": "u2"},
-    {"tenant": "globex", "user": "u1"},
-)
-_SCOPE_FILTERS = (*_SCOPES, {"user": "u1"})
-_TAGS = ("red", "blue", "green")
-_MISSING_ID = "no-such-record"
-_Expiry = Literal["past", "future"] | None
-
-
-@dataclass(frozen=True)
-class _Item:
-    words: tuple[str, ...]
-    kind: MemoryKind
-    tags: tuple[str, ...]
-    scope: int
-    expiry: _Expiry
-    supersedes: int | None
-
-
-@dataclass(frozen=True)
-class _Write:
-    items: tuple[_Item, ...]
-
-
-@dataclass(frozen=True)
-class _Invalidate:
-    handle: int
-    reason: str | None
-
-
-@dataclass(frozen=True)
-class _Delete:
-    handle: int
-
-
-@dataclass(frozen=True)
-class _Get:
-    handle: int
-
-
-@dataclass(frozen=True)
-class _Search:
-    words: tuple[str, ...] | None
-    separator: str
-    scope: int
-    kinds: tuple[MemoryKind, ...] | None
-    tags: tuple[str, ...] | None
-    limit: int
-    include_invalidated: bool
-    include_expired: bool
-
-
-_Operation = _Write | _Invalidate | _Delete | _Get | _Search
-
-_handles = st.integers(min_value=0, max_value=30)
-_words = st.lists(st.sampled_from(_VOCABULARY), min_size=1, max_size=4).map(tuple)
-_items = st.builds(
-    _Item,
-    words=_words,
-    kind=st.sampled_from(MEMORY_KINDS),
-    tags=st.lists(st.sampled_from(_TAGS), max_size=2, unique=True).map(tuple),
-    scope=st.integers(min_value=0, max_value=len(_SCOPES) - 1),
-    expiry=st.sampled_from([None, None, "past", "future"]),
-    # Mostly plain writes: one failing supersede fails its whole batch (S1).
-    supersedes=st.sampled_from((None,) * 24 + tuple(range(8))),
-)
-_writes = st.builds(_Write, items=st.lists(_items, min_size=1, max_size=4).map(tuple))
-_searches = st.builds(
-    _Search,
-    words=st.none() | st.lists(st.sampled_from(_VOCABULARY), min_size=1, max_size=3).map(tuple),
-    separator=st.sampled_from([" ", ", ", " -", " OR ", "! ("]),
-    scope=st.integers(min_value=0, max_value=len(_SCOPE_FILTERS) - 1),
-    kinds=st.sampled_from([None, ()])
-    | st.lists(st.sampled_from(MEMORY_KINDS), min_size=1, max_size=2).map(tuple),
-    tags=st.sampled_from([None, ()])
-    | st.lists(st.sampled_from(_TAGS), min_size=1, max_size=2).map(tuple),
-    limit=st.sampled_from([0, 1, 3, 10, MAX_LIMIT]),
-    include_invalidated=st.booleans(),
-    include_expired=st.booleans(),
-)
-_step = st.tuples(
-    st.one_of(
-        _writes,
-        st.builds(_Invalidate, handle=_handles, reason=st.sampled_from([None, "wrong"])),
-        st.builds(_Delete, handle=_handles),
-        st.builds(_Get, handle=_handles),
-    ),
-    _searches,
-)
-# Every sequence starts with some records, and every later change is followed by a search.
-_OPERATIONS = st.tuples(
-    st.lists(_writes, min_size=2, max_size=4), st.lists(_step, min_size=3, max_size=12)
-).map(lambda parts: [*parts[0], *(operation for step in parts[1] for operation in step)])
 
 
 class DifferentialConformance(StoreHarness):
@@ -209,7 +118,7 @@ def _explore(
     factory: StoreFactory, *, examples: int, shrink_seconds: float, deadline: float
 ) -> None:
     """Generate ``examples`` sequences; shrink and raise the first one that diverges."""
-    found: list[tuple[list[_Operation], KitRuleViolation]] = []
+    found: list[tuple[list[Operation], KitRuleViolation]] = []
 
     @settings(
         max_examples=examples,
@@ -218,8 +127,8 @@ def _explore(
         phases=[Phase.generate],
         suppress_health_check=list(HealthCheck),
     )
-    @given(operations=_OPERATIONS)
-    def check(operations: list[_Operation]) -> None:
+    @given(operations=OPERATIONS)
+    def check(operations: list[Operation]) -> None:
         if found:
             return  # the rest of the run is cheap once a failure is known
         try:
@@ -259,7 +168,7 @@ def _hypothesis_files_elsewhere() -> Iterator[None]:
             set_hypothesis_home_dir(previous)
 
 
-def _replay(factory: StoreFactory, operations: Sequence[_Operation], deadline: float) -> None:
+def _replay(factory: StoreFactory, operations: Sequence[Operation], deadline: float) -> None:
     """Run one sequence in a fresh event loop; a store that hangs fails it at ``deadline``."""
 
     async def bounded() -> None:
@@ -278,11 +187,11 @@ def _replay(factory: StoreFactory, operations: Sequence[_Operation], deadline: f
 
 def _shrink(
     factory: StoreFactory,
-    operations: list[_Operation],
+    operations: list[Operation],
     violation: KitRuleViolation,
     until: float,
     deadline: float,
-) -> tuple[list[_Operation], KitRuleViolation]:
+) -> tuple[list[Operation], KitRuleViolation]:
     """Drop chunks of steps while the sequence still fails, until ``until`` (a budget)."""
     chunk = max(len(operations) // 2, 1)
     while chunk >= 1 and time.monotonic() < until:
@@ -300,7 +209,7 @@ def _shrink(
     return operations, violation
 
 
-async def _run_against_reference(factory: StoreFactory, operations: Sequence[_Operation]) -> None:
+async def _run_against_reference(factory: StoreFactory, operations: Sequence[Operation]) -> None:
     """Apply ``operations`` to a store from ``factory`` and to the reference; assert they agree."""
     async with factory() as backend, InMemoryMemoryStore() as reference:
         cleaned = await _empty(backend)
@@ -358,7 +267,7 @@ class _Side:
         self.cleaned = cleaned or set()
 
     def resolve(self, handle: int) -> str:
-        return self.ids[handle % len(self.ids)] if self.ids else _MISSING_ID
+        return self.ids[handle % len(self.ids)] if self.ids else MISSING_ID
 
     def register(self, records: Sequence[MemoryRecord]) -> None:
         for record in records:
@@ -399,10 +308,10 @@ class _Pair:
             "future": now + timedelta(hours=1),
         }
 
-    async def apply(self, operation: _Operation, step: int) -> None:
+    async def apply(self, operation: Operation, step: int) -> None:
         where = f"step {step}: {operation}"
         try:
-            if isinstance(operation, _Search):
+            if isinstance(operation, Search):
                 await self._search(operation, where)
                 return
             expected = await self._outcome(self.reference, operation)
@@ -414,9 +323,9 @@ class _Pair:
         if actual != expected:
             raise outcome_violation(operation, where, expected, actual)
 
-    async def _outcome(self, side: _Side, operation: _Operation) -> object:
+    async def _outcome(self, side: _Side, operation: Operation) -> object:
         try:
-            if isinstance(operation, _Write):
+            if isinstance(operation, Write):
                 inputs = [self._input(side, item) for item in operation.items]
                 records = await side.store.write(inputs)
                 side.register(records)
@@ -425,13 +334,13 @@ class _Pair:
                     "written": [side.normalise(record) for record in records],
                     "superseded": [await self._state(side, target) for target in targets],
                 }
-            if isinstance(operation, _Invalidate):
+            if isinstance(operation, Invalidate):
                 await side.store.invalidate(side.resolve(operation.handle), operation.reason)
                 return await self._state(side, side.resolve(operation.handle))
-            if isinstance(operation, _Delete):
+            if isinstance(operation, Delete):
                 await side.store.delete(side.resolve(operation.handle))
                 return await self._state(side, side.resolve(operation.handle))
-            if isinstance(operation, _Get):
+            if isinstance(operation, Get):
                 return await self._state(side, side.resolve(operation.handle))
         except (MemoryNotFoundError, MemoryConflictError) as exc:
             return type(exc).__name__
@@ -441,9 +350,9 @@ class _Pair:
         record = await side.store.get(record_id)
         return None if record is None else side.normalise(record)
 
-    def _input(self, side: _Side, item: _Item) -> MemoryWriteInput:
+    def _input(self, side: _Side, item: Item) -> MemoryWriteInput:
         return MemoryWriteInput(
-            scope=_SCOPES[item.scope],
+            scope=SCOPES[item.scope],
             kind=item.kind,
             content=" ".join(item.words),
             tags=item.tags,
@@ -451,11 +360,11 @@ class _Pair:
             supersedes=None if item.supersedes is None else side.resolve(item.supersedes),
         )
 
-    async def _search(self, operation: _Search, where: str) -> None:
+    async def _search(self, operation: Search, where: str) -> None:
         text = None if operation.words is None else operation.separator.join(operation.words)
         query = MemorySearchQuery(
             query=text,
-            scope=_SCOPE_FILTERS[operation.scope],
+            scope=SCOPE_FILTERS[operation.scope],
             kinds=operation.kinds,
             tags=operation.tags,
             limit=operation.limit,
