@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from recallstore._version import __version__
 from recallstore.backends.base import BaseMemoryStore, StoreDescription
+from recallstore.backends.registry import bundled_backend_classes as _bundled_backend_classes
 from recallstore.backends.registry import describe_store, register_backend
 from recallstore.capability import MemoryCapability, MemoryInstance, memory_prompt
 from recallstore.chain import ChainLink, SupersedeChain, supersede_chain
@@ -69,11 +70,7 @@ if TYPE_CHECKING:
     from recallstore.backends.sqlite import SqliteMemoryStore
 
 # The backends are imported on first use, so ``import recallstore`` loads none of them.
-_BACKENDS = {
-    "InMemoryMemoryStore": "recallstore.backends.memory",
-    "PostgresMemoryStore": "recallstore.backends.postgres",
-    "SqliteMemoryStore": "recallstore.backends.sqlite",
-}
+_BACKENDS = _bundled_backend_classes()
 
 
 def __getattr__(name: str) -> Any:

@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_SCHEME",
     "ENTRY_POINT_GROUP",
     "StoreOpener",
+    "bundled_backend_classes",
     "describe_store",
     "open_target",
     "register_backend",
@@ -59,13 +60,27 @@ unopened store; raises :class:`~recallstore.errors.ConfigurationError` for a bad
 _SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]+):")
 _SCHEME_NAME = re.compile(r"^[a-z][a-z0-9+.\-]+$")
 
-_lock = threading.Lock()
-_openers: dict[str, StoreOpener | str] = {
+_BUNDLED: Final[dict[str, str]] = {
     "memory": "recallstore.backends.memory:InMemoryMemoryStore.from_url",
     "sqlite": "recallstore.backends.sqlite:SqliteMemoryStore.from_url",
     "postgres": "recallstore.backends.postgres:PostgresMemoryStore.from_url",
     "postgresql": "recallstore.backends.postgres:PostgresMemoryStore.from_url",
 }
+"""The backends recallstore ships, by scheme: ``"module:Class.from_url"``, so nothing is
+imported until a target uses one. A bundled backend is added here, and only here."""
+
+_lock = threading.Lock()
+_openers: dict[str, StoreOpener | str] = dict(_BUNDLED)
+
+
+def bundled_backend_classes() -> dict[str, str]:
+    """Each bundled backend's class name and the module it lives in (``recallstore``
+    offers them at its top level, imported on first use)."""
+    classes = {}
+    for reference in _BUNDLED.values():
+        module, _, attribute = reference.partition(":")
+        classes[attribute.split(".")[0]] = module
+    return classes
 
 
 def scheme_of(target: str) -> str | None:
