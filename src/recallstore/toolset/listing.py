@@ -1,0 +1,42 @@
+"""``memory_list``: the scope's newest memories."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from recallstore.tools import ToolArguments, ToolSpec
+from recallstore.toolset._common import DEFAULT_TOOL_LIMIT, Kinds, Limit, MemoriesResult, Tags
+
+__all__ = ["MEMORY_LIST", "ListArguments"]
+
+if TYPE_CHECKING:
+    # Only for types: the specs bind to no store, so the pure Manual may import them.
+    from recallstore.scoped_memory import ScopedMemory
+
+
+class ListArguments(ToolArguments):
+    """Arguments of memory_list."""
+
+    kinds: Kinds = None
+    tags: Tags = None
+    limit: Limit = DEFAULT_TOOL_LIMIT
+
+
+async def _list(memory: ScopedMemory, args: ListArguments) -> MemoriesResult:
+    hits = await memory.search(kinds=args.kinds, tags=args.tags, limit=args.limit)
+    return MemoriesResult.of(hits)
+
+
+MEMORY_LIST: ToolSpec[ScopedMemory, ListArguments, MemoriesResult] = ToolSpec(
+    name="memory_list",
+    title="List memories",
+    description=(
+        "List saved memories about this user, newest first, optionally only some kinds or tags."
+    ),
+    arguments=ListArguments,
+    result=MemoriesResult,
+    run=_list,
+    read_only=True,
+    idempotent=True,
+)
+"""memory_list: the scope's newest memories."""
