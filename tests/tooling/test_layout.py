@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "recallstore"
@@ -30,9 +31,14 @@ def _names(cell: str) -> list[str]:
     return re.findall(r"`([^`]+)`", cell)
 
 
-def test_the_layers_table_is_the_layers_contract() -> None:
+def _layers_contract() -> dict[str, Any]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     [layers] = [c for c in config["tool"]["importlinter"]["contracts"] if c["id"] == "layers"]
+    return dict(layers)
+
+
+def test_the_layers_table_is_the_layers_contract() -> None:
+    layers = _layers_contract()
     contract = [set(re.split(r"\s*[|:]\s*", layer.strip())) for layer in layers["layers"]]
     rows = re.findall(r"^\| (\d)\. [\w ]+ \| (.*?) \| .* \|$", _section("## Layers"), re.M)
     documented = [set(_names(modules)) for _, modules in sorted(rows)]
@@ -68,3 +74,21 @@ def test_every_source_package_has_its_test_folder() -> None:
     for package in sorted(PACKAGE.glob("*/__init__.py")):
         name = f"{package.parent.name}/"
         assert any(folder == f"tests/{name}" or name in _names(cell) for folder, cell in rows), name
+
+
+def test_no_module_imports_itself_back() -> None:
+    # import-linter's layers allow any import inside a layer; a circle there still makes
+    # import order matter and the code hard to read, so none is allowed anywhere.
+    import grimp
+
+    graph = grimp.build_graph("recallstore", exclude_type_checking_imports=True)
+    for allowed in _layers_contract()["ignore_imports"]:
+        importer, _, imported = allowed.partition(" -> ")
+        graph.remove_import(importer=importer, imported=imported)
+    circles = [
+        graph.find_shortest_chain(imported, module)
+        for module in sorted(graph.modules)
+        for imported in graph.find_modules_directly_imported_by(module)
+        if graph.chain_exists(imported, module)
+    ]
+    assert circles == []

@@ -7,10 +7,10 @@ whose version is newer than ``SCHEMA_VERSION`` is refused before anything is wri
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from recallstore._search.query import document_stems
+from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES, SCOPE_LEXEME_PREFIX, index_stems
 from recallstore.backends.postgres.vectors import migration as vector_migration
 from recallstore.errors import StoreIncompatibleError
 
@@ -19,46 +19,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCHEMA_VERSION",
-    "index_stems",
     "installed_version",
     "migrate",
     "migrations",
-    "scope_lexeme",
 ]
-
-MAX_LEXEME_BYTES: Final = 2_047
-"""Postgres refuses a tsvector lexeme longer than this; a longer stem is not indexed."""
 
 Step = str | Callable[["AsyncConnection[Any]", str], Awaitable[None]]
 """One migration step: a statement, or a coroutine given the connection and schema
 (for what SQL cannot compute, such as our Porter stems)."""
 
 _RESTEM_PAGE: Final = 1_000
-
-
-SCOPE_LEXEME_PREFIX: Final = "scope:"
-"""Starts every scope pair's lexeme in ``search_text`` (schema version 5). Stems are
-runs of letters and digits, so no stem is ever mistaken for a scope pair."""
-
-
-def scope_lexeme(key: str, value: str) -> str | None:
-    """The ``search_text`` lexeme of one scope pair: ``scope:`` hex(key) ``=`` hex(value)
-    (UTF-8), as schema version 5 computes it in SQL; None when too long to index."""
-    lexeme = f"{SCOPE_LEXEME_PREFIX}{key.encode().hex()}={value.encode().hex()}"
-    return lexeme if len(lexeme) <= MAX_LEXEME_BYTES else None
-
-
-def index_stems(content: str, scope: Mapping[str, str] | None = None) -> tuple[list[str], int]:
-    """What ``search_text`` and ``search_length`` hold for a record: its content's
-    distinct stems (those Postgres can store) and its scope pairs' lexemes, and its
-    length in stems, as every backend counts."""
-    stems = document_stems(content)
-    kept = [stem for stem in dict.fromkeys(stems) if len(stem.encode()) <= MAX_LEXEME_BYTES]
-    for key, value in (scope or {}).items():
-        lexeme = scope_lexeme(key, value)
-        if lexeme is not None:
-            kept.append(lexeme)
-    return kept, len(stems)
 
 
 async def _restem(conn: AsyncConnection[Any], schema: str) -> None:

@@ -24,7 +24,7 @@ from recallstore._search.query import (
     idf,
     rank_records,
 )
-from recallstore.backends.postgres.schema import MAX_LEXEME_BYTES, scope_lexeme
+from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES, scope_lexeme
 from recallstore.records import MemorySearchQuery, format_timestamp
 
 if TYPE_CHECKING:

@@ -33,7 +33,8 @@ from recallstore.backends.postgres.journal import (
     JournalTable,
     PostgresJournalPrimitives,
 )
-from recallstore.backends.postgres.schema import SCHEMA_VERSION, index_stems, migrate
+from recallstore.backends.postgres.lexemes import index_stems
+from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate
 from recallstore.backends.postgres.search import (
     PostgresStatistics,
     filter_clauses,
