@@ -155,7 +155,7 @@ def test_importing_the_package_imports_no_backend() -> None:
         "recallstore.backends.journal",
         "recallstore.backends.registry",
     ]
-    assert module == "recallstore.backends.sqlite"
+    assert module == "recallstore.backends.sqlite.store"
     assert listed
 
 

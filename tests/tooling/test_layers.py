@@ -68,7 +68,7 @@ def test_the_real_tree_keeps_every_contract(lint_imports: LintImports) -> None:
         # The data contract reaching up into the storage machinery.
         ("records.py", "import recallstore.store", "recallstore.records"),
         # The store protocol depending on a backend.
-        ("store.py", "import recallstore.backends.memory", "recallstore.store"),
+        ("store/protocol.py", "import recallstore.backends.memory", "recallstore.store"),
         # A backend reaching up into the agent surface.
         ("backends/memory.py", "import recallstore.toolbox", "recallstore.backends"),
         # The agent surface depending on the event machinery.

@@ -65,6 +65,7 @@ from recallstore.testing import (
     KitRuleViolation,
     MemoryStoreConformance,
     StoreFactory,
+    _operations,
     differential,
 )
 
@@ -213,7 +214,7 @@ def test_the_differential_test_finds_a_filter_bug(mutant: type[InMemoryMemorySto
         deadline=None,
         phases=[Phase.generate],
     )
-    @given(differential._OPERATIONS)
+    @given(_operations.OPERATIONS)
     def probe(operations: list[Any]) -> None:
         try:
             asyncio.run(differential._run_against_reference(mutant, operations))
@@ -292,9 +293,9 @@ async def test_the_differential_cleanup_is_bounded_and_names_the_rule(
             [MemoryWriteInput(scope={"tenant": "acme"}, content="apple river")] * 3
             + [MemoryWriteInput(scope={}, content="tiger lemon")]
         )
-    operations: list[differential._Operation] = [
-        differential._Write(items=(differential._Item(("apple",), "fact", (), 1, None, None),)),
-        differential._Search(("apple",), " ", 1, None, None, 10, False, False),
+    operations: list[_operations.Operation] = [
+        _operations.Write(items=(_operations.Item(("apple",), "fact", (), 1, None, None),)),
+        _operations.Search(("apple",), " ", 1, None, None, 10, False, False),
     ]
     with pytest.raises(KitRuleViolation) as caught:
         await differential._run_against_reference(_OneLocation(store), operations)
