@@ -9,6 +9,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from google.adk.events.event import Event
 from google.adk.sessions.session import Session
 from google.genai import types
@@ -102,6 +103,7 @@ async def _stored(db: Path) -> list[MemoryRecord]:
         return await _every_record(store)
 
 
+@pytest.mark.slow
 def test_two_processes_adding_one_session_store_each_event_once(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
     asyncio.run(_create(db))

@@ -45,12 +45,14 @@ async def tool_names(command: str, args: list[str], cwd: Path) -> list[str]:
             return [tool.name for tool in (await client.list_tools()).tools]
 
 
+@pytest.mark.slow
 async def test_the_command_line_serves(tmp_path: Path) -> None:
     (command_line,) = blocks("bash")
     command, args = as_python_module(shlex.split(command_line))
     assert await tool_names(command, args, tmp_path) == [spec.name for spec in MEMORY_TOOLS]
 
 
+@pytest.mark.slow
 async def test_the_client_configuration_serves(tmp_path: Path) -> None:
     (config,) = (block for block in blocks("json") if "mcpServers" in block)
     server = json.loads(config)["mcpServers"]["memory"]
@@ -68,6 +70,7 @@ def test_the_http_sample_output_is_the_real_format() -> None:
     assert lines[3] == "Press Ctrl+C to stop."
 
 
+@pytest.mark.slow
 async def test_the_python_snippets_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     async with SqliteMemoryStore(tmp_path / "memory.db") as store:

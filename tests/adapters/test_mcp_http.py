@@ -72,6 +72,7 @@ def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
         process.wait(timeout=TIMEOUT)
 
 
+@pytest.mark.slow
 async def test_the_official_client_connects_with_the_token(
     served: tuple[subprocess.Popen[str], str],
 ) -> None:
@@ -96,6 +97,7 @@ async def test_the_official_client_connects_with_the_token(
         {"Cookie": f"recallstore_token={TOKEN}"},
     ],
 )
+@pytest.mark.slow
 def test_without_the_token_every_request_is_refused(
     served: tuple[subprocess.Popen[str], str], headers: dict[str, str]
 ) -> None:
@@ -117,6 +119,7 @@ def test_a_foreign_host_header_is_refused_even_with_the_token(
     assert answer.status_code in (400, 403, 421)
 
 
+@pytest.mark.slow
 def test_a_fresh_token_per_run_and_ctrl_c_stops_cleanly(tmp_path: Path) -> None:
     first, _, first_token = start(tmp_path)
     second, endpoint, second_token = start(tmp_path)

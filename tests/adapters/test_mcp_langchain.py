@@ -55,6 +55,7 @@ async def _read(db: Path, record_id: str) -> MemoryRecord | None:
         return await disk.get(record_id)
 
 
+@pytest.mark.slow
 def test_langchain_mcp_adapters_drive_the_server(tmp_path: Path) -> None:
     python = _langchain_python()
     db = tmp_path / "memory.db"

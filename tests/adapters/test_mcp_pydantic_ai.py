@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from fastmcp.client.transports import StdioTransport
 from pydantic_ai import Agent
 from pydantic_ai.mcp import MCPToolset
@@ -72,6 +73,7 @@ async def test_two_consecutive_not_found_results_do_not_end_the_run(tmp_path: Pa
         assert content["error"]["code"] == "not_found"
 
 
+@pytest.mark.slow
 async def test_a_saved_memory_is_found_in_the_same_run(tmp_path: Path) -> None:
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         turn = sum(isinstance(message, ModelResponse) for message in messages)

@@ -64,6 +64,7 @@ def structured(result: types.CallToolResult) -> dict[str, Any]:
     return result.structured_content
 
 
+@pytest.mark.slow
 async def test_the_official_client_drives_the_whole_surface(
     tmp_path: Path, foreign_records: list[MemoryRecord]
 ) -> None:
@@ -200,6 +201,7 @@ def test_command_line_mistakes_are_one_line(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_python_dash_m_reports_mistakes_the_same_way(tmp_path: Path) -> None:
     done = run_command([sys.executable, "-m", "recallstore.adapters.mcp", "--db", "x.db"])
     assert (done.returncode, done.stdout) == (2, "")
@@ -209,6 +211,7 @@ def test_python_dash_m_reports_mistakes_the_same_way(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.slow
 async def test_python_dash_m_still_serves(tmp_path: Path) -> None:
     params = StdioServerParameters(
         command=sys.executable,

@@ -173,6 +173,7 @@ _RENDER_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_same_store_state_renders_byte_identical_text_across_processes(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
 

@@ -93,6 +93,7 @@ def members() -> dict[str, list[str]]:
     }
 
 
+@pytest.mark.slow
 def test_each_class_is_found_in_the_unicode_data_with_the_reported_characters() -> None:
     assert all(members().values()), [name for name, chars in members().items() if not chars]
     brackets = {ch for name in BRACKET_CLASSES for ch in members()[name]}

@@ -95,6 +95,7 @@ async def _seed(url: str) -> str:
     return record.id
 
 
+@pytest.mark.slow
 async def test_the_cli_lists_a_plugin_store_in_a_subprocess(
     jsonl_plugin: Path, plugin_env: dict[str, str], tmp_path: Path
 ) -> None:

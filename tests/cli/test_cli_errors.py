@@ -32,6 +32,7 @@ def test_bad_scope_syntax(process, seeded, bad) -> None:
     assert result.out == ""
 
 
+@pytest.mark.slow
 def test_missing_database_is_not_created(process, tmp_path) -> None:
     missing = tmp_path / "nowhere" / "memory.db"
     for command in (["list"], ["show", "x"], ["export"]):
@@ -40,6 +41,7 @@ def test_missing_database_is_not_created(process, tmp_path) -> None:
     assert not missing.parent.exists()
 
 
+@pytest.mark.slow
 def test_newer_schema_database_is_refused_unchanged(process, seeded) -> None:
     with sqlite3.connect(seeded.path) as conn:
         conn.execute("PRAGMA user_version = 999")
@@ -116,6 +118,7 @@ def test_export_into_a_missing_folder(process, seeded, tmp_path) -> None:
     assert not target.parent.exists()
 
 
+@pytest.mark.slow
 def test_a_database_folder_that_cannot_be_created(process, seeded, tmp_path) -> None:
     exported = tmp_path / "memory.jsonl"
     assert process("export", "--db", seeded.path, "-o", exported).code == 0
@@ -125,6 +128,7 @@ def test_a_database_folder_that_cannot_be_created(process, seeded, tmp_path) -> 
     assert_one_line_error(result, 1, str(blocker))
 
 
+@pytest.mark.slow
 def test_import_names_an_unusable_input_file(process, tmp_path) -> None:
     result = process("import", tmp_path, "--db", tmp_path / "m.db")
     assert_one_line_error(result, 1, f"'{tmp_path}' is a directory")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 
 def _recall_block(output: str) -> str:
     second = output.split("Conversation 2")[1]
@@ -13,6 +15,7 @@ def _recall_block(output: str) -> str:
     return second[start:end]
 
 
+@pytest.mark.slow
 def test_demo_recalls_the_corrected_fact_on_the_default_db(process, tmp_path) -> None:
     result = process("demo", cwd=tmp_path, env={"RECALLSTORE_DB": ""})
     assert result.code == 0, result.err
@@ -35,6 +38,7 @@ def test_demo_recalls_the_corrected_fact_on_the_default_db(process, tmp_path) ->
     assert [r["id"] for r in json.loads(shown.out)["chain"]] == [berlin["id"], lisbon["id"]]
 
 
+@pytest.mark.slow
 def test_demo_runs_again_with_the_same_story(process, tmp_path) -> None:
     db = tmp_path / "demo.db"
     first = process("demo", "--db", db)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from recallstore import MemoryWriteInput
 from recallstore.backends.sqlite import SqliteMemoryStore
 
@@ -85,6 +87,7 @@ def test_a_different_record_under_an_existing_id_is_a_conflict(
     assert records_in(seeded.path) == before  # the batch was atomic: brand-new-id not written
 
 
+@pytest.mark.slow
 def test_a_malformed_file_writes_nothing(process, seeded, tmp_path) -> None:
     source = tmp_path / "broken.jsonl"
     good = seeded.blue.model_dump_json()
@@ -130,6 +133,7 @@ def test_missing_import_file(process, tmp_path) -> None:
     assert result.err.strip() == f"recallstore: error: no such file: '{tmp_path / 'none.jsonl'}'"
 
 
+@pytest.mark.slow
 def test_export_to_stdout_and_import_from_stdin_with_scope(process, seeded, tmp_path) -> None:
     exported = process("export", "--db", seeded.path, "--scope", "user=alice")
     ids = [json.loads(line)["id"] for line in exported.out.splitlines()]

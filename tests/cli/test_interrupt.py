@@ -15,6 +15,7 @@ from recallstore.backends.sqlite import SqliteMemoryStore
 RECORDS = 3000
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_ctrl_c_during_import_keeps_whole_batches_and_says_so(cli, tmp_path, records_in) -> None:
     source = tmp_path / "source.db"

@@ -50,6 +50,7 @@ def serving(db: Path, *extra: str) -> Iterator[tuple[str, subprocess.Popen[str]]
             pytest.fail("serve did not stop on Ctrl+C")
 
 
+@pytest.mark.slow
 def test_serve_prints_the_address_and_guards_it_with_the_token(seeded) -> None:
     with serving(seeded.path, "--token", TOKEN) as (address, server):
         assert address.endswith(f"/?token={TOKEN}")
@@ -67,6 +68,7 @@ def test_serve_prints_the_address_and_guards_it_with_the_token(seeded) -> None:
     assert "Traceback" not in server.stderr.read()  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_changes_made_through_serve_stream_as_events(seeded, record_in) -> None:
     with serving(seeded.path, "--token", TOKEN) as (address, _):
         base = address.split("/?")[0]
@@ -93,6 +95,7 @@ def test_changes_made_through_serve_stream_as_events(seeded, record_in) -> None:
     assert record_in(seeded.path, seeded.purple.id).invalid_reason == "via serve"
 
 
+@pytest.mark.slow
 def test_serve_generates_a_token_when_none_is_given(seeded) -> None:
     with serving(seeded.path) as (address, _):
         token = address.split("?token=")[1]

@@ -120,6 +120,7 @@ def lens(tmp_path: Path) -> Iterator[LensServer]:
         yield server
 
 
+@pytest.mark.slow
 def test_the_lens_shows_live_events_record_chains_and_the_recall_preview(
     chromium: str,
     lens: LensServer,
@@ -328,6 +329,7 @@ def _other_local_site(page: str) -> Iterator[str]:
         thread.join(timeout=10)
 
 
+@pytest.mark.slow
 def test_a_page_on_another_local_port_cannot_change_memory(chromium: str, lens: LensServer) -> None:
     try:
         from playwright import sync_api

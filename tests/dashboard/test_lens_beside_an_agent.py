@@ -126,6 +126,7 @@ def stream_ids(url: str, last_event_id: int, until: int) -> Iterator[tuple[str, 
                 kind, ident = None, None
 
 
+@pytest.mark.slow
 def test_the_lens_follows_an_agent_in_another_process_across_a_restart(
     chromium: str, tmp_path: Path
 ) -> None:

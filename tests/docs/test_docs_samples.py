@@ -64,6 +64,7 @@ def test_dotted_names_resolve(name: str) -> None:
             pytest.fail(f"{name}: `{dotted}` does not exist")
 
 
+@pytest.mark.slow
 def test_quickstart_sample_runs(tmp_path: Path) -> None:
     [sample] = python_blocks("quickstart.md")
     result = run_python(sample, tmp_path)
@@ -73,6 +74,7 @@ def test_quickstart_sample_runs(tmp_path: Path) -> None:
     assert (tmp_path / "memory.db").is_file()
 
 
+@pytest.mark.slow
 def test_store_protocol_samples_are_real(tmp_path: Path) -> None:
     protocol, capabilities, kit_module = python_blocks("store-protocol.md")
     from recallstore.store import MemoryStore

@@ -9,6 +9,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 from pydantic import Field, create_model
 
 from recallstore.events import EVENT_TYPES, MemoryEvent, MemoryWriteData, MemoryWriteEvent
@@ -99,6 +100,7 @@ def test_cli_check_and_write(tmp_path: Path, capsys: object) -> None:
     assert doc.read_text(encoding="utf-8") == EVENTS_DOC.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_module_command_runs_from_the_repo_root(tmp_path: Path) -> None:
     shutil.copy(MANIFEST, tmp_path / "event_manifest.json")
     (tmp_path / "docs").mkdir()

@@ -251,6 +251,7 @@ async def test_assemble_recall_emits_searches_then_one_recall_event(
     assert seen[-1].scope == USER
 
 
+@pytest.mark.slow
 async def test_a_raising_listener_never_breaks_a_thousand_writes(tmp_path: object) -> None:
     bus = EventBus(replay_size=100)
     calls = 0

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent(
     """
     import asyncio, importlib.abc, sys
@@ -47,6 +49,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_core_works_without_the_extras_and_extras_name_their_install_command() -> None:
     result = subprocess.run(
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60, check=False

@@ -257,6 +257,7 @@ async def test_keep_alive_pings_are_comment_lines(server: str) -> None:
     assert ping.comments[0].startswith("ping")
 
 
+@pytest.mark.slow
 async def test_stalled_client_and_raising_listener_do_not_hold_up_a_thousand_writes(
     bus: EventBus, sqlite_store: SqliteMemoryStore
 ) -> None:
@@ -300,6 +301,7 @@ async def test_stalled_client_and_raising_listener_do_not_hold_up_a_thousand_wri
     assert len(events) + missed == 1000  # the healthy reader saw or was told about every event
 
 
+@pytest.mark.slow
 async def test_a_client_that_stops_reading_is_dropped_after_send_timeout(
     bus: EventBus,
 ) -> None:

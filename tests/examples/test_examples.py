@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -38,6 +40,7 @@ def test_every_example_is_tested() -> None:
     assert {path.name for path in EXAMPLES.glob("*.py")} <= tested
 
 
+@pytest.mark.slow
 def test_agent_loop_recalls_the_corrected_fact(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
     out = run_example("agent_loop.py", db)
@@ -72,6 +75,7 @@ def test_agent_loop_leaves_the_chain_in_the_database(tmp_path: Path) -> None:
     assert payments["provenance"]["conversation_id"] == "conversation-1"
 
 
+@pytest.mark.slow
 def test_host_with_sse_streams_events_to_an_authorised_client() -> None:
     out = run_example("host_with_sse.py")
     assert "GET /health -> {'ok': True}" in out
@@ -99,6 +103,7 @@ def test_two_conversations_example_recalls_the_correction(tmp_path: Path) -> Non
     assert db.exists()
 
 
+@pytest.mark.slow
 def test_agent_beside_the_lens_journals_each_conversation(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
     result = subprocess.run(

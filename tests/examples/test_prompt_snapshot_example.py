@@ -11,6 +11,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 RunPytest = Callable[..., subprocess.CompletedProcess[str]]
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "prompt_snapshot"
@@ -24,6 +26,7 @@ def files_in(folder: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 def test_example_passes_against_its_committed_snapshots(run_pytest: RunPytest) -> None:
     before = files_in(EXAMPLE)
     assert {name for name in before if name.startswith("snapshots/")} == {
@@ -37,6 +40,7 @@ def test_example_passes_against_its_committed_snapshots(run_pytest: RunPytest) -
     assert files_in(EXAMPLE) == before  # the run wrote nothing
 
 
+@pytest.mark.slow
 def test_example_fails_when_the_prompt_changes(tmp_path: Path, run_pytest: RunPytest) -> None:
     copy = tmp_path / "prompt_snapshot"
     shutil.copytree(EXAMPLE, copy)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -235,6 +236,7 @@ def test_import_reports_an_unreadable_line_as_file_line_and_writes_nothing(
     assert not created
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=15)
 @given(content=hidden_message_content())
 def test_import_keeps_hidden_text_as_exported(content: str) -> None:
@@ -248,6 +250,7 @@ def test_import_keeps_hidden_text_as_exported(content: str) -> None:
 # --- the recall renderer ----------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=200)
 @given(contents=st.lists(hidden_message_content(), min_size=1, max_size=4))
 def test_the_renderer_drops_hidden_text_and_escapes_lookalikes(contents: list[str]) -> None:

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.events.journal import journal_event
 from recallstore.events.models import MemoryWriteEvent
@@ -78,6 +80,7 @@ async def _journal_writes(db: Path) -> list[MemoryWriteEvent]:
     return [event for event in events if isinstance(event, MemoryWriteEvent)]
 
 
+@pytest.mark.slow
 async def test_eight_writers_at_once_one_event_per_committed_write_none_for_failures(
     tmp_path: Path,
 ) -> None:
@@ -117,6 +120,7 @@ async def test_eight_writers_at_once_one_event_per_committed_write_none_for_fail
         assert mine == report["saved"]
 
 
+@pytest.mark.slow
 async def test_a_writer_killed_mid_batch_leaves_no_event_for_the_lost_batch(
     tmp_path: Path,
 ) -> None:

@@ -6,6 +6,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 RunPytest = Callable[..., subprocess.CompletedProcess[str]]
 
 PROMPT_TEST = """\
@@ -26,6 +28,7 @@ def snapshot_paths(project: Path) -> set[str]:
     return {p.relative_to(project).as_posix() for p in project.rglob("*.md")}
 
 
+@pytest.mark.slow
 def test_snapshots_mirror_the_testpaths_folders(tmp_path: Path, run_pytest: RunPytest) -> None:
     project = write_project(
         tmp_path,
@@ -44,6 +47,7 @@ def test_snapshots_mirror_the_testpaths_folders(tmp_path: Path, run_pytest: RunP
     assert (project / "snapshots/test_top/test_prompt.md").read_text() == "line one\nline two\n"
 
 
+@pytest.mark.slow
 def test_without_testpaths_snapshots_mirror_the_rootdir(
     tmp_path: Path, run_pytest: RunPytest
 ) -> None:
@@ -54,6 +58,7 @@ def test_without_testpaths_snapshots_mirror_the_rootdir(
     assert snapshot_paths(project) == {"snapshots/tests/test_top/test_prompt.md"}
 
 
+@pytest.mark.slow
 def test_the_snapshot_folder_is_configurable(tmp_path: Path, run_pytest: RunPytest) -> None:
     project = write_project(
         tmp_path,
@@ -69,6 +74,7 @@ def test_the_snapshot_folder_is_configurable(tmp_path: Path, run_pytest: RunPyte
     assert run_pytest(project).returncode == 0
 
 
+@pytest.mark.slow
 def test_json_data_is_a_fenced_block_and_other_data_a_clear_error(
     tmp_path: Path, run_pytest: RunPytest
 ) -> None:

@@ -49,6 +49,7 @@ def test_fixture_table_names_the_plugins_fixtures() -> None:
     assert set(_pytest_entry._PLUGIN_FIXTURES) == public
 
 
+@pytest.mark.slow
 def test_the_test_sample_runs_in_a_project(tmp_path: Path, run_pytest: RunPytest) -> None:
     sample = python_blocks()[0]
     (tmp_path / "tests").mkdir()

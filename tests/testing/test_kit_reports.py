@@ -86,6 +86,7 @@ def run_kit(
         pytest.param("NonInvalidatingSupersede", "S3", id="non-invalidating-supersede"),
     ],
 )
+@pytest.mark.slow
 def test_the_whole_kit_ends_quickly_and_its_first_failure_names_the_broken_rule(
     tmp_path: Path, mutant: str, rule: str
 ) -> None:

@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,6 +82,7 @@ def test_the_changelog_has_an_unreleased_section() -> None:
     assert "\n## [Unreleased]\n" in changelog
 
 
+@pytest.mark.slow
 def test_a_run_below_the_coverage_floor_fails(run_tool: Any, tmp_path: Path) -> None:
     # One small test file covers a sliver of the package: the floor must fail the run.
     floor = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][

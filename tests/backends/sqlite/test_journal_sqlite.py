@@ -139,6 +139,7 @@ async def test_ids_keep_increasing_across_restarts_and_are_never_reused_after_pr
         assert await store.journal_bounds() == (5, 6)
 
 
+@pytest.mark.slow
 async def test_retention_holds_the_journal_at_its_bound_under_a_long_run(
     tmp_path: Path,
 ) -> None:

@@ -166,6 +166,7 @@ def test_an_acknowledged_group_write_survives_kill_9(tmp_path: Path) -> None:
     assert asyncio.run(missing()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     db, start = tmp_path / "memory.db", tmp_path / "start"
@@ -185,6 +186,7 @@ def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
         }
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_racing_supersedes_in_two_processes_exactly_one_wins(tmp_path: Path) -> None:
     db, start = tmp_path / "memory.db", tmp_path / "start"
