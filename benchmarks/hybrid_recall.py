@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _models import CachedEmbedder, load_model, missing_packages
+from _models import MODELS, CachedEmbedder, load_model, missing_packages
 from locomo_recall import DEFAULT_DATA, load_locomo, measure
 
 from recallstore._fusion import VECTOR_WEIGHT, FusionMethod
@@ -28,7 +28,7 @@ from recallstore.backends.sqlite import SqliteMemoryStore
 TRIALS: list[tuple[FusionMethod, float] | None] = [
     None,
     ("zscore", VECTOR_WEIGHT),
-    *[("zscore", weight) for weight in (0.25, 0.45, 1.0)],
+    *[("zscore", weight) for weight in (0.25, 0.45, 0.55, 1.0)],
     *[("score", weight) for weight in (0.3, 0.5)],
     *[("minmax", weight) for weight in (0.3, 0.5)],
     *[("rrf", weight) for weight in (0.3, 0.5)],
@@ -44,6 +44,9 @@ async def run(data: Path, quick: bool, model_name: str) -> None:
     per_query = 1000 * (time.perf_counter() - started) / 50
     print(f"{model.name}: {per_query:.1f} ms to embed one question (CPU, batch of one)")
     embedder = CachedEmbedder(model)
+    started = time.perf_counter()
+    await embedder.embed([memory.content for memory in inputs])
+    print(f"{len(inputs)} memories embedded in {time.perf_counter() - started:.1f} s")
     trials = TRIALS[:2] if quick else list(dict.fromkeys(TRIALS))
     for fusion in trials:
         with tempfile.TemporaryDirectory(prefix="recallstore-hybrid-") as tmp:
@@ -62,9 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--quick", action="store_true", help="keyword and the default only")
-    parser.add_argument(
-        "--model", choices=("mpnet", "minilm"), default="mpnet", help="the embedding model"
-    )
+    parser.add_argument("--model", choices=MODELS, default="mpnet", help="the embedding model")
     args = parser.parse_args(argv)
     if not args.data.is_file():
         print(f"skipped: LoCoMo data not found at {args.data}")

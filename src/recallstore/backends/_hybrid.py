@@ -25,7 +25,7 @@ from typing import TypeVar
 from recallstore._fusion import FUSION_DEPTH, FUSION_METHOD, VECTOR_WEIGHT, FusionMethod, fuse
 from recallstore.backends._vectors import Matrix, embed_texts, numpy
 from recallstore.backends.base import BaseMemoryStore
-from recallstore.embedding import Embedder, check_embedder
+from recallstore.embedding import Embedder, check_embedder, load_embedder, resolve_embedder
 from recallstore.records import (
     MemoryHit,
     MemoryRecord,
@@ -50,13 +50,15 @@ class HybridSearch(BaseMemoryStore[Handle]):
     _fusion: tuple[FusionMethod, float] = (FUSION_METHOD, VECTOR_WEIGHT)
 
     def _init_hybrid(
-        self, embedder: Embedder | None, fusion: tuple[FusionMethod, float] | None = None
+        self, embedder: Embedder | str | None, fusion: tuple[FusionMethod, float] | None = None
     ) -> None:
-        """Call from the backend's constructor. ``fusion`` is for the benchmark's trials."""
-        if embedder is not None:
+        """Call from the backend's constructor (or before the store is opened).
+        ``embedder`` as :func:`~recallstore.embedding.resolve_embedder` takes it
+        (``"default"`` is recallstore's own). ``fusion`` is for the benchmark's trials."""
+        resolved = resolve_embedder(embedder)
+        if resolved is not None:
             numpy()  # fail at construction, with the install command, not at first write
-            embedder = check_embedder(embedder)
-        self._embedder = embedder
+        self._embedder = resolved
         if fusion is not None:
             self._fusion = fusion
 
@@ -154,7 +156,7 @@ class HybridSearch(BaseMemoryStore[Handle]):
 
     async def reembed(
         self,
-        embedder: Embedder,
+        embedder: Embedder | str,
         *,
         batch: int = 256,
         progress: Callable[[int, int], None] | None = None,
@@ -166,9 +168,12 @@ class HybridSearch(BaseMemoryStore[Handle]):
         Records are embedded before the transaction, ``batch`` at a time, calling
         ``progress(done, total)`` after each; records written meanwhile are embedded
         inside it. Open the store without an embedder (or with this one) to call it;
-        afterwards open it with ``embedder``.
+        afterwards open it with ``embedder``. ``embedder`` may be ``"default"`` (or
+        ``"module:factory"``), as for the constructor.
         """
-        embedder = check_embedder(embedder)
+        embedder = (
+            load_embedder(embedder) if isinstance(embedder, str) else check_embedder(embedder)
+        )
         self._check_open()
         contents: dict[str, str] = {}
         async for record in self.export_records():

@@ -112,7 +112,8 @@ class SqliteMemoryStore(
     current SQLite from the ``sqlite`` extra when installed, else the standard
     library's), ``"stdlib"``, ``"pysqlite3"`` or ``"sqlean"``; None reads
     ``$RECALLSTORE_SQLITE_DRIVER`` (docs/deletion.md). With ``embedder=`` search is
-    hybrid (docs/hybrid-search.md); another embedder than the file's raises
+    hybrid (docs/hybrid-search.md); ``embedder="default"`` is recallstore's own
+    (the ``semantic`` extra); another embedder than the file's raises
     :class:`~recallstore.errors.EmbedderMismatchError`.
     """
 
@@ -129,7 +130,7 @@ class SqliteMemoryStore(
         ids: Callable[[], str] = new_record_id,
         journal: JournalSettings | None = DEFAULT_JOURNAL,
         sqlite_driver: str | None = None,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
         _fusion: tuple[FusionMethod, float] | None = None,
         _tokenizer: Literal["porter", "unicode61"] = schema.DEFAULT_TOKENIZER,
         _synchronous: Literal["FULL", "NORMAL"] = "FULL",
