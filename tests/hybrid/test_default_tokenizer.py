@@ -3,6 +3,8 @@ the model's own tokenizer.json, token for token (what the model was trained on).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from tests.hybrid._paraphrases import PARAPHRASES
 
@@ -31,11 +33,21 @@ TRICKY = [
     "text",
     TRICKY + [text for pair in PARAPHRASES for text in (pair.memory, pair.first_message)],
 )
-def test_ids_match_the_tokenizers_library(text: str) -> None:
-    reference = tokenizers.Tokenizer.from_file(str(TOKENIZER_FILE))
-    reference.enable_truncation(MAX_TOKENS)
-    reference.no_padding()  # the file pads to 128; the embedder pads each batch itself
-    assert WordPiece(TOKENIZER_FILE, max_tokens=MAX_TOKENS).ids(text) == reference.encode(text).ids
+def test_ids_match_the_tokenizers_library(text: str, reference: Any, wordpiece: WordPiece) -> None:
+    assert wordpiece.ids(text) == reference.encode(text).ids
+
+
+@pytest.fixture(scope="module")
+def reference() -> Any:
+    loaded = tokenizers.Tokenizer.from_file(str(TOKENIZER_FILE))
+    loaded.enable_truncation(MAX_TOKENS)
+    loaded.no_padding()  # the file pads to 128; the embedder pads to its batch itself
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def wordpiece() -> WordPiece:
+    return WordPiece(TOKENIZER_FILE, max_tokens=MAX_TOKENS)
 
 
 def test_long_texts_are_cut_to_the_models_limit_and_framed() -> None:
