@@ -3,11 +3,14 @@
 The same memories and questions as benchmarks/locomo_recall.py (categories 1-4),
 through ``SqliteMemoryStore(..., embedder=...).search``, for keyword search alone and
 each fusion tried (``recallstore._fusion``: the method and the cosine's weight); the
-embedder is the benchmark's model, all-mpnet-base-v2, or all-MiniLM-L6-v2 with
-``--model minilm`` (benchmarks/_models.py; each text embedded once across the trials).
-The time the model takes to embed one question is reported apart.
+embedder is the benchmark's model, all-mpnet-base-v2, all-MiniLM-L6-v2 with
+``--model minilm``, recallstore's default embedder with ``--model default`` (the
+``semantic`` extra; ``default-sentences`` embeds long memories by sentence), or
+multilingual-e5-small with ``--model e5small`` (benchmarks/_models.py; each text
+embedded once across the trials). The time the model takes to embed one question,
+and all the memories, is reported apart.
 
-    make bench-hybrid  # or: .venv/bin/python benchmarks/hybrid_recall.py [--quick] [--model minilm]
+    .venv/bin/python benchmarks/hybrid_recall.py [--quick] [--model default]  # make bench-hybrid
 """
 
 from __future__ import annotations
