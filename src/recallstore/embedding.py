@@ -5,18 +5,34 @@ batched (one call embeds a whole write batch), and it names itself and its dimen
 a store records both beside the vectors it writes, so a store is never searched with
 vectors of two models (see docs/hybrid-search.md). Nothing here imports a model or
 numpy: the stores do, and only when they are given an embedder (the ``hybrid`` extra).
+
+:func:`default_embedder` is recallstore's own (the ``semantic`` extra: a small model
+whose weights come in a package, run offline with no torch); the word ``"default"``
+names it wherever an embedder is configured (:func:`resolve_embedder`).
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import threading
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
 from recallstore.errors import ConfigurationError
 
-__all__ = ["Embedder", "QueryEmbedder", "check_embedder", "load_embedder"]
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "Embedder",
+    "QueryEmbedder",
+    "check_embedder",
+    "default_embedder",
+    "load_embedder",
+    "resolve_embedder",
+]
+
+DEFAULT_EMBEDDER: Final = "default"
+"""The word that selects :func:`default_embedder` wherever an embedder is configured."""
 
 
 @runtime_checkable
@@ -73,13 +89,48 @@ def check_embedder(embedder: object) -> Embedder:
     return embedder
 
 
+_default_lock = threading.Lock()
+_default: list[Embedder] = []
+
+
+def default_embedder() -> Embedder:
+    """recallstore's default embedder: all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions),
+    loaded from installed packages with no network and no torch; one per process.
+
+    Needs the ``semantic`` extra: :class:`~recallstore.errors.MissingDependencyError`
+    with ``pip install 'recallstore[semantic]'`` otherwise. The model itself is loaded
+    on the first ``embed`` call, in a worker thread.
+    """
+    with _default_lock:
+        if not _default:
+            from recallstore._default_embedder import DefaultEmbedder
+
+            _default.append(DefaultEmbedder())
+        return _default[0]
+
+
+def resolve_embedder(spec: Embedder | str | None) -> Embedder | None:
+    """What an ``embedder=`` setting means: None (keyword search), ``"default"``
+    (:func:`default_embedder`), ``"module:factory"`` (:func:`load_embedder`) or an
+    embedder (checked by :func:`check_embedder`)."""
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        return load_embedder(spec)
+    return check_embedder(spec)
+
+
 def load_embedder(spec: str) -> Embedder:
-    """The embedder ``module:factory`` builds (``factory()`` is called with no argument),
-    as the command line takes it (``recallstore reembed --embedder``)."""
+    """The embedder ``spec`` names: ``"default"`` for :func:`default_embedder`, or
+    ``module:factory`` (``factory()`` is called with no argument), as the command line
+    takes it (``--embedder``)."""
+    if spec.strip() == DEFAULT_EMBEDDER:
+        return default_embedder()
     module_name, colon, attribute = spec.partition(":")
     if not colon or not module_name or not attribute:
         raise ConfigurationError(
-            f"embedder {spec!r}: expected 'module:factory', e.g. 'myapp.models:make_embedder'"
+            f"embedder {spec!r}: expected {DEFAULT_EMBEDDER!r} or 'module:factory', "
+            "e.g. 'myapp.models:make_embedder'"
         )
     try:
         module = importlib.import_module(module_name)

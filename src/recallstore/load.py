@@ -12,13 +12,16 @@ from __future__ import annotations
 import os
 
 from recallstore.backends.registry import DEFAULT_SCHEME, open_target, scheme_of
+from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError
 from recallstore.store import MemoryStore
 
 __all__ = ["load_memory_store"]
 
 
-def load_memory_store(target: str | os.PathLike[str]) -> MemoryStore:
+def load_memory_store(
+    target: str | os.PathLike[str], *, embedder: Embedder | str | None = None
+) -> MemoryStore:
     """An unopened store for ``target``; enter it with ``async with``.
 
     * ``"memory:"`` → :class:`~recallstore.backends.memory.InMemoryMemoryStore`
@@ -31,9 +34,14 @@ def load_memory_store(target: str | os.PathLike[str]) -> MemoryStore:
     An unknown or unsupported scheme raises :class:`~recallstore.errors.ConfigurationError`
     here; a target that cannot be opened raises
     :class:`~recallstore.errors.StoreUnavailableError` when the store is entered.
+
+    ``embedder`` makes its search hybrid (docs/hybrid-search.md): ``"default"`` for
+    recallstore's own model (the ``semantic`` extra), ``"module:factory"``, or an
+    :class:`~recallstore.embedding.Embedder`. A backend without hybrid search given
+    one raises :class:`~recallstore.errors.ConfigurationError`.
     """
     if isinstance(target, os.PathLike):
-        return open_target(DEFAULT_SCHEME, os.fspath(target))
+        return _with_embedder(open_target(DEFAULT_SCHEME, os.fspath(target)), embedder)
     if not isinstance(target, str):
         raise ConfigurationError(
             f"a memory store target must be a path or URL string, got {type(target).__name__}"
@@ -41,4 +49,19 @@ def load_memory_store(target: str | os.PathLike[str]) -> MemoryStore:
     text = target.strip()
     if not text:
         raise ConfigurationError("the memory store target is empty; use a path or 'memory:'")
-    return open_target(scheme_of(text) or DEFAULT_SCHEME, text)
+    return _with_embedder(open_target(scheme_of(text) or DEFAULT_SCHEME, text), embedder)
+
+
+def _with_embedder(store: MemoryStore, embedder: Embedder | str | None) -> MemoryStore:
+    if embedder is None:
+        return store
+    # Here, not at the top: `import recallstore` imports no backend machinery.
+    from recallstore.backends._hybrid import HybridSearch
+
+    if not isinstance(store, HybridSearch):
+        raise ConfigurationError(
+            f"{type(store).__name__} has no hybrid search, so it cannot take an embedder "
+            f"({embedder!r})"
+        )
+    store._init_hybrid(embedder)  # the store is not open yet: as if given to its constructor
+    return store

@@ -64,9 +64,12 @@ async def test_demo_tells_the_whole_story_and_can_run_twice(tmp_path: Path) -> N
         assert "The user's name is Ana." in block
         assert "Ana's home city is Lisbon; she moved there from Berlin." in block
         assert "Ana's home city is Berlin." not in block
+        assert "Ana is vegetarian." in block  # "Nothing with meat": found by meaning
+        assert "keyword search alone would recall 1 profile + 0 hits" in text
+        assert lines[0].startswith("Embedder: sentence-transformers/all-MiniLM-L6-v2 int8")
         assert "superseding" in text
         assert lines[-1].startswith("Open the memory lens dashboard: ")
-        assert lines[-1].endswith(f"recallstore serve --db {db}")
+        assert lines[-1].endswith(f"recallstore serve --db {db} --embedder default")
         assert f"Memory database: {db}" in lines
         assert ("cleared" in text) == (run == 1)
     async with SqliteMemoryStore(db) as store:
@@ -74,3 +77,15 @@ async def test_demo_tells_the_whole_story_and_can_run_twice(tmp_path: Path) -> N
         records = [hit.record for hit in await store.search(listing)]
     assert len(records) == 5
     assert sum(record.is_invalidated for record in records) == 1
+
+
+async def test_the_demo_by_keywords_alone_misses_what_the_paraphrase_asks(tmp_path: Path) -> None:
+    db = tmp_path / "demo.db"
+    lines: list[str] = []
+    await run_demo(db, out=lines.append, semantic=False)
+    text = "\n".join(lines)
+    block = text[text.index(RECALL_OPEN) : text.index(RECALL_CLOSE)]
+    assert "The user's name is Ana." in block  # the profile is always recalled
+    assert "Ana is vegetarian." not in block
+    assert "Lisbon" not in block
+    assert lines[-1].endswith(f"recallstore serve --db {db}")

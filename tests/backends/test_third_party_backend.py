@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from recallstore import (
+    ConfigurationError,
     EventBus,
     MemorySearchQuery,
     MemoryStore,
@@ -56,6 +57,13 @@ async def test_load_memory_store_opens_the_plugin_by_its_scheme(
     async with load_memory_store(f"JSONL:{path}") as reopened:
         hits = await reopened.search(MemorySearchQuery(query="tea", scope=ALICE))
     assert [hit.record.id for hit in hits] == [record.id]
+
+
+def test_a_backend_without_hybrid_search_refuses_an_embedder(
+    jsonl_plugin: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigurationError, match="JsonlMemoryStore has no hybrid search"):
+        load_memory_store(jsonl_url(tmp_path / "memory.jsonl"), embedder="default")
 
 
 def test_the_plugin_describes_itself_as_a_file_store(jsonl_plugin: Path, tmp_path: Path) -> None:

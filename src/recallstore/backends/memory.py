@@ -70,7 +70,7 @@ class InMemoryMemoryStore(ForgetsScopes[None], HybridSearch[None]):
         *,
         clock: Clock = utc_now,
         ids: Callable[[], str] = new_record_id,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
     ) -> None:
         super().__init__(clock=clock, ids=ids)
         self._init_hybrid(embedder)

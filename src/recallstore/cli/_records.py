@@ -56,7 +56,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    """``recallstore search QUERY``: keyword search, best match first."""
+    """``recallstore search QUERY``: keyword (or, with ``--embedder``, hybrid) search."""
     if not args.query.strip():
         raise CliError("search needs query text (use 'recallstore list' to list records)", 2)
     return _run_search(args, args.query)
@@ -66,7 +66,8 @@ def _run_search(args: argparse.Namespace, text: str | None) -> int:
     query = _query_from(args, text)
 
     async def go() -> list[MemoryHit]:
-        async with open_store(args.db, must_exist=True) as store:
+        embedder = getattr(args, "embedder", None)  # `search` has --embedder, `list` not
+        async with open_store(args.db, must_exist=True, embedder=embedder) as store:
             return await store.search(query)
 
     hits = asyncio.run(go())

@@ -25,7 +25,7 @@ def run_serve(args: argparse.Namespace) -> int:
             raise
         raise MissingDependencyError("recallstore serve", "server") from exc
 
-    store = open_store(args.db, must_exist=True)
+    store = open_store(args.db, must_exist=True, embedder=args.embedder)
     listener = loopback_listener(args.port)
 
     async def serve() -> None:

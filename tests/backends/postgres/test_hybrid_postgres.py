@@ -47,3 +47,27 @@ async def test_postgres_reembed_switches_the_embedder(
     async with PostgresMemoryStore(postgres_url, schema=postgres_schema, embedder=small) as store:
         hits = await store.search(MemorySearchQuery(query="where does she work"))
         assert [hit.record.content for hit in hits] == ["a job at the clinic"]
+
+
+async def test_postgres_takes_the_default_embedder_by_its_word(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    pytest.importorskip("onnxruntime", reason="the default embedder needs the semantic extra")
+    scope = {"user": "ana"}
+    async with PostgresMemoryStore(
+        postgres_url, schema=postgres_schema, embedder="default"
+    ) as store:
+        await store.write(
+            [
+                MemoryWriteInput(scope=scope, content="Works as a nurse."),
+                MemoryWriteInput(scope=scope, content="Allergic to peanuts."),
+            ]
+        )
+        hits = await store.search(
+            MemorySearchQuery(query="Is satay sauce safe for me?", scope=scope, limit=1)
+        )
+    assert [hit.record.content for hit in hits] == ["Allergic to peanuts."]
+    with pytest.raises(EmbedderMismatchError):
+        await PostgresMemoryStore(
+            postgres_url, schema=postgres_schema, embedder=ToyEmbedder()
+        ).open()

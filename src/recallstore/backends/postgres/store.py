@@ -106,7 +106,7 @@ class PostgresMemoryStore(
         min_connections: int = 1,
         max_connections: int = 8,
         journal: JournalSettings | None = DEFAULT_JOURNAL,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
     ) -> None:
         if not _IDENTIFIER.match(schema):
             raise ConfigurationError(

@@ -111,7 +111,8 @@ class SqliteMemoryStore(
     current SQLite from the ``sqlite`` extra when installed, else the standard
     library's), ``"stdlib"``, ``"pysqlite3"`` or ``"sqlean"``; None reads
     ``$RECALLSTORE_SQLITE_DRIVER`` (docs/deletion.md). With ``embedder=`` search is
-    hybrid (docs/hybrid-search.md); another embedder than the file's raises
+    hybrid (docs/hybrid-search.md); ``embedder="default"`` is recallstore's own
+    (the ``semantic`` extra); another embedder than the file's raises
     :class:`~recallstore.errors.EmbedderMismatchError`.
     """
 
@@ -128,7 +129,7 @@ class SqliteMemoryStore(
         ids: Callable[[], str] = new_record_id,
         journal: JournalSettings | None = DEFAULT_JOURNAL,
         sqlite_driver: str | None = None,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
     ) -> None:
         super().__init__(clock=clock, ids=ids, journal=journal)
         self._driver: SqliteDriver = choose_sqlite(sqlite_driver)

@@ -1,0 +1,181 @@
+"""What the default embedder costs beside keyword search, in one run (SQLite).
+
+Three measurements, each side by side in the same process:
+
+1. **Search at ``--records``** (100k by default): a keyword-only store and a store with
+   the default embedder, built from the same seed (search_bench's corpus and scopes).
+   The records' vectors are made once by the real model for a pool of ``--pool``
+   corpus sentences, and each record gets the pool vector its text hashes to: embedding
+   100k records with the model would take the benchmark a quarter of an hour, and what
+   a search costs once the vectors exist does not depend on which vector a record has.
+   The query's vector is made by the real model **inside** each timed hybrid search
+   (``embed_queries``), so the hybrid figure includes the query's embedding. Each query
+   runs on both stores, one right after the other, the order alternating.
+2. **Writes**: ``--writes`` records written one per call (an agent's saves) and in
+   batches of 100 (an import), to a keyword-only store and to one with the default
+   embedder (every text embedded by the real model, in its write call).
+3. **Query embedding alone**: the default embedder and the sentence-transformers
+   all-MiniLM-L6-v2 of ``make bench-hybrid`` (when installed) on the same questions,
+   alternating, batch of one.
+
+    .venv/bin/python benchmarks/semantic_bench.py [--records 100000] [--queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from _models import missing_packages
+from search_bench import TENANTS, build, make_queries, summary, timed
+from store_bench import Corpus
+
+from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.embedding import Embedder, default_embedder
+from recallstore.records import MemoryWriteInput
+
+_QUESTIONS = [
+    "What's my job again?",
+    "Is satay sauce safe for me?",
+    "When did I move to Lisbon?",
+    "What did we talk about for my daughter's birthday party?",
+    "Which hotel did I book for the conference in May?",
+    "How do I like my reports formatted?",
+    "What's the name of my dog?",
+    "Did I ever tell you which car I drive?",
+]
+
+
+class PooledEmbedder:
+    """The default embedder's name and queries; records get pool vectors by hash."""
+
+    def __init__(self, model: Embedder, pool: Any) -> None:
+        self.name = model.name
+        self.dimension = model.dimension
+        self._model = model
+        self._pool = pool
+
+    async def embed(self, texts: Sequence[str]) -> Any:
+        rows = [zlib.crc32(text.encode()) % len(self._pool) for text in texts]
+        return self._pool[rows]
+
+    async def embed_queries(self, texts: Sequence[str]) -> Any:
+        return await self._model.embed(texts)
+
+
+async def search_costs(records: int, count: int, pool_size: int) -> None:
+    users = max(records // 100, 1)
+    model = default_embedder()
+    started = time.perf_counter()
+    pool = await model.embed([Corpus(users, seed=11).sentence() for _ in range(pool_size)])
+    print(
+        f"search: {records:,} records, {users:,} users in {TENANTS} tenants, {count} queries; "
+        f"{pool_size} pool vectors made by the model in {time.perf_counter() - started:.1f} s"
+    )
+    embedder = PooledEmbedder(model, pool)
+    with tempfile.TemporaryDirectory(prefix="recallstore-semantic-") as tmp:
+        keyword = SqliteMemoryStore(Path(tmp) / "keyword.db", journal=None)
+        hybrid = SqliteMemoryStore(Path(tmp) / "hybrid.db", journal=None, embedder=embedder)
+        async with keyword, hybrid:
+            for name, store in (("keyword", keyword), ("hybrid", hybrid)):
+                seconds = await build(store, Corpus(users), records, users)
+                print(f"  {name} store built in {seconds:.1f} s")
+            for queries in make_queries(users, count, seed=1).values():
+                for query in queries:
+                    await keyword.search(query)
+                    await hybrid.search(query)
+            rows = []
+            for kind, queries in make_queries(users, count, seed=2).items():
+                if "listing" in kind:
+                    continue
+                durations: dict[str, list[float]] = {"keyword": [], "hybrid": []}
+                for index, query in enumerate(queries):
+                    order = ("keyword", "hybrid") if index % 2 else ("hybrid", "keyword")
+                    for name in order:
+                        store = keyword if name == "keyword" else hybrid
+                        (took,) = await timed([lambda q=query, s=store: s.search(q)])
+                        durations[name].append(took)
+                rows.append(
+                    (kind, summary(durations["keyword"])[0], summary(durations["hybrid"])[0])
+                )
+    print(f"  {'search':22s} {'keyword p50 ms':>15s} {'hybrid p50 ms':>15s} {'ratio':>7s}")
+    for kind, plain, mixed in rows:
+        print(f"  {kind:22s} {plain:15.2f} {mixed:15.2f} {mixed / plain:7.2f}")
+    print("  (hybrid includes embedding the query with the default embedder)")
+
+
+async def write_costs(count: int) -> None:
+    corpus = Corpus(1000, seed=5)
+    inputs = [
+        MemoryWriteInput(scope=corpus.scope(), content=corpus.sentence()) for _ in range(count)
+    ]
+    print(f"writes: {count} records to each store (the default embedder embeds every text)")
+    print(f"  {'writes':22s} {'keyword rec/s':>15s} {'default rec/s':>15s} {'ratio':>7s}")
+    with tempfile.TemporaryDirectory(prefix="recallstore-semantic-") as tmp:
+        for label, batch in (("one per call", 1), ("batches of 100", 100)):
+            rates = {}
+            for name, embedder in (("keyword", None), ("default", "default")):
+                path = Path(tmp) / f"{name}-{batch}.db"
+                async with SqliteMemoryStore(path, embedder=embedder) as store:
+                    started = time.perf_counter()
+                    for offset in range(0, count, batch):
+                        await store.write(inputs[offset : offset + batch])
+                    rates[name] = count / (time.perf_counter() - started)
+            ratio = rates["default"] / rates["keyword"]
+            print(f"  {label:22s} {rates['keyword']:15.0f} {rates['default']:15.0f} {ratio:7.2f}")
+
+
+async def query_embedding(count: int) -> None:
+    models: dict[str, Embedder] = {"default": default_embedder()}
+    if missing_packages("minilm"):
+        print("query embedding: sentence-transformers MiniLM not installed (make bench-hybrid)")
+    else:
+        from _models import MiniLmEmbedder
+
+        models["sentence-transformers MiniLM"] = MiniLmEmbedder()
+    questions = [_QUESTIONS[index % len(_QUESTIONS)] + f" ({index})" for index in range(count)]
+    durations: dict[str, list[float]] = {name: [] for name in models}
+    for model in models.values():
+        await model.embed(questions[:5])  # loaded and warm
+    for index, question in enumerate(questions):
+        names = list(models) if index % 2 else list(reversed(models))
+        for name in names:
+            started = time.perf_counter()
+            await models[name].embed([question])
+            durations[name].append(time.perf_counter() - started)
+    print(f"query embedding, batch of one, {count} questions, alternating:")
+    for name, values in durations.items():
+        p50, p95 = summary(values)
+        print(f"  {name:30s} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms")
+
+
+async def run(args: argparse.Namespace) -> None:
+    await query_embedding(args.queries)
+    await write_costs(args.writes)
+    await search_costs(args.records, args.queries, args.pool)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--writes", type=int, default=1_000)
+    parser.add_argument("--pool", type=int, default=2_000, help="vectors made by the model")
+    args = parser.parse_args(argv)
+    missing = missing_packages("default")
+    if missing:
+        print(f"skipped: pip install 'recallstore[semantic]' (missing {', '.join(missing)})")
+        return 0
+    asyncio.run(run(args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

