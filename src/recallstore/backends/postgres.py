@@ -65,6 +65,8 @@ _VALUES = (
     "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
     "array_to_tsvector(%s::text[]), %s)"
 )
+_FORGET_PASSES = 16
+"""Passes of a forget's DELETE before it locks out writers for the last one."""
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
 # password=... in a key/value conninfo string or a URL's query string.
@@ -309,14 +311,32 @@ class PostgresMemoryStore(
     async def _forget(
         self, handle: AsyncConnection[Any], scope: Mapping[str, str]
     ) -> list[tuple[str, str]]:
-        """One statement (``scope @>`` on the GIN index); dead rows wait for VACUUM."""
+        """``scope @>`` on the GIN index, repeated until a pass deletes nothing; dead
+        rows wait for VACUUM.
+
+        Under READ COMMITTED a DELETE that waits on a concurrent supersede's row lock
+        deletes the superseded row once that commits, but never sees the successor
+        the supersede inserted: the statement's snapshot predates it. The next pass
+        takes a new snapshot, which holds every successor of a row the last one
+        waited for; a pass that deletes nothing waited for none. After
+        :data:`_FORGET_PASSES` passes (writers that keep adding to the scope) the
+        table is locked against writers for one last pass.
+        """
         from psycopg.types.json import Jsonb
 
-        cursor = await handle.execute(
-            f"DELETE FROM {self._table} WHERE scope @> %s RETURNING id, kind, created_at",
-            (Jsonb(dict(scope)),),
-        )
-        rows = sorted(await cursor.fetchall(), key=lambda row: (row[2], row[0]))
+        rows: list[Any] = []
+        for attempt in range(_FORGET_PASSES + 1):
+            if attempt == _FORGET_PASSES:
+                await handle.execute(f"LOCK TABLE {self._table} IN SHARE ROW EXCLUSIVE MODE")
+            cursor = await handle.execute(
+                f"DELETE FROM {self._table} WHERE scope @> %s RETURNING id, kind, created_at",
+                (Jsonb(dict(scope)),),
+            )
+            deleted = await cursor.fetchall()
+            if not deleted:
+                break
+            rows.extend(deleted)
+        rows.sort(key=lambda row: (row[2], row[0]))
         return [(row[0], row[1]) for row in rows]
 
     async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
