@@ -18,7 +18,9 @@ from recallstore.context import CallContext, call_context, current_call_context
 from recallstore.embedding import Embedder, QueryEmbedder
 from recallstore.errors import (
     ConfigurationError,
+    EmbedderFailedError,
     EmbedderMismatchError,
+    EmbedderSwitchedError,
     IncompatibleDependencyError,
     MemoryConflictError,
     MemoryNotFoundError,
@@ -102,7 +104,9 @@ __all__ = [
     "ChainLink",
     "ConfigurationError",
     "Embedder",
+    "EmbedderFailedError",
     "EmbedderMismatchError",
+    "EmbedderSwitchedError",
     "EventBus",
     "InMemoryMemoryStore",
     "IncompatibleDependencyError",

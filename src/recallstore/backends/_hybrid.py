@@ -182,6 +182,7 @@ class HybridSearch(BaseMemoryStore[Handle]):
             if progress is not None:
                 progress(len(made), len(ids))
         async with self._writing() as handle:
+            await self._lock_embedder(handle)
             records = [
                 record
                 for record in await self._all_records(handle)
@@ -194,6 +195,10 @@ class HybridSearch(BaseMemoryStore[Handle]):
         if self._embedder is not None:
             self._embedder = embedder
         return len(made)
+
+    async def _lock_embedder(self, handle: Handle) -> None:
+        """Keep other openers from writing vectors until ``reembed``'s transaction ends
+        (a backend whose write transactions already exclude each other needs nothing)."""
 
     async def _all_records(self, handle: Handle) -> list[MemoryRecord]:
         """Every stored record, read through the write transaction (for ``reembed``)."""

@@ -291,6 +291,8 @@ class PostgresMemoryStore(
             await handle.execute(self._insert_sql + values, params)
         made = self._vectors_of(records)
         if made is not None:
+            target, given = self._vector_check
+            await vectors.check_embedder(handle, self._schema, target, given, lock=True)
             await vectors.insert_vectors(handle, self._schema, records, made)
 
     async def _update(self, handle: AsyncConnection[Any], id: str, changes: RecordChanges) -> None:
@@ -399,7 +401,18 @@ class PostgresMemoryStore(
         self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
     ) -> list[tuple[float, str]]:
         async with self._reading() as conn:
-            return await vectors.nearest_ids(conn, self._schema, query, vector, n, now)
+            return await vectors.nearest_ids(
+                conn, self._schema, query, vector, n, now, self._vector_check
+            )
+
+    async def _lock_embedder(self, handle: AsyncConnection[Any]) -> None:
+        await vectors.lock_embedder(handle, self._schema)
+
+    @property
+    def _vector_check(self) -> tuple[str, tuple[str, int]]:
+        """What the recorded embedder must be: (target, (name, dimension))."""
+        assert self._embedder is not None
+        return self._target, (self._embedder.name, self._embedder.dimension)
 
 
 def _row_params(record: MemoryRecord) -> tuple[Any, ...]:

@@ -278,6 +278,12 @@ class SqliteMemoryStore(
     def _is_open(self) -> bool:
         return self._conn is not None
 
+    @property
+    def _vector_check(self) -> tuple[str, tuple[str, int]]:
+        """What the file's recorded embedder must be: (target, (name, dimension))."""
+        assert self._embedder is not None
+        return str(self.path), (self._embedder.name, self._embedder.dimension)
+
     @asynccontextmanager
     async def _reading(self) -> AsyncIterator[aiosqlite.Connection]:
         """The open connection, held exclusively for one call, with errors translated.
@@ -348,6 +354,8 @@ class SqliteMemoryStore(
         self._commits.later(insert_now, PendingInsert(records))
         made = self._vectors_of(records)
         if made is not None:
+            # Another process may have switched the embedder since we opened (reembed).
+            self._commits.later(vectors.check_embedder_now, *self._vector_check)
             self._commits.later(execute_many, vectors.vector_statements(records, made))
 
     async def _update(self, handle: aiosqlite.Connection, id: str, changes: RecordChanges) -> None:
@@ -413,6 +421,7 @@ class SqliteMemoryStore(
                     self._statistics,
                     self._vector_cache,
                     self._fuse,
+                    self._vector_check,
                 )
             return [MemoryHit(record=record_from_row(row), score=score) for score, row in fused]
         async with self._reading() as conn:
