@@ -416,7 +416,7 @@ class PostgresMemoryStore(
 
 
 def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
-    from psycopg.types.json import Jsonb
+    from psycopg.types.json import Json, Jsonb
 
     data = record.model_dump(mode="json")
     return (
@@ -433,7 +433,8 @@ def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
         record.superseded_by,
         record.expires_at,
         None if record.target is None else Jsonb(data["target"]),
-        None if record.payload is None else Jsonb(record.payload),
+        # json, not jsonb: the text as written, so every number reads back as it was.
+        None if record.payload is None else Json(record.payload),
         Jsonb(data["supports"]),
         record.idempotency_key,
         *index_stems(record.content, record.scope),

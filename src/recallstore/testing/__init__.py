@@ -54,6 +54,7 @@ pytest.register_assert_rewrite(
             "lifecycle",
             "limits",
             "ordering",
+            "payloads",
             "scope",
             "supersede",
             "transfer",
@@ -94,6 +95,7 @@ from recallstore.testing.ordering import (  # noqa: E402
     KeywordSearchConformance,
     OrderingConformance,
 )
+from recallstore.testing.payloads import PayloadConformance  # noqa: E402
 from recallstore.testing.scope import ScopeConformance  # noqa: E402
 from recallstore.testing.supersede import SupersedeConformance  # noqa: E402
 from recallstore.testing.transfer import TransferConformance  # noqa: E402
@@ -123,6 +125,7 @@ __all__ = [
     "LimitConformance",
     "MemoryStoreConformance",
     "OrderingConformance",
+    "PayloadConformance",
     "ScopeConformance",
     "SingleOpenerConformance",
     "StoreFactory",
@@ -150,6 +153,7 @@ class MemoryStoreConformance(
     HostileQueryConformance,
     HybridSearchConformance,
     ValidationConformance,
+    PayloadConformance,
     CapabilitiesConformance,
     DurabilityConformance,
     SingleOpenerConformance,
