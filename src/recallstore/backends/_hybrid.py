@@ -97,7 +97,7 @@ class HybridSearch(BaseMemoryStore[Handle]):
     async def _embed_pending(self, contents: Sequence[str]) -> dict[str, Matrix]:
         assert self._embedder is not None
         distinct = list(dict.fromkeys(contents))
-        matrix = await embed_texts(self._embedder, distinct)
+        matrix = await embed_texts(self._embedder, distinct, target=self.describe().target)
         return dict(zip(distinct, matrix, strict=True))
 
     def _vectors_of(self, records: Sequence[MemoryRecord]) -> list[Matrix] | None:
@@ -144,7 +144,9 @@ class HybridSearch(BaseMemoryStore[Handle]):
 
     async def _embed_query(self, text: str) -> Matrix:
         assert self._embedder is not None
-        matrix = await embed_texts(self._embedder, [text], queries=True)
+        matrix = await embed_texts(
+            self._embedder, [text], queries=True, target=self.describe().target
+        )
         return matrix[0]
 
     @staticmethod
@@ -177,7 +179,9 @@ class HybridSearch(BaseMemoryStore[Handle]):
         made: dict[str, Matrix] = {}
         for start in range(0, len(ids), max(batch, 1)):
             page = ids[start : start + max(batch, 1)]
-            vectors = await embed_texts(embedder, [contents[key] for key in page])
+            vectors = await embed_texts(
+                embedder, [contents[key] for key in page], target=self.describe().target
+            )
             made.update(zip(page, vectors, strict=True))
             if progress is not None:
                 progress(len(made), len(ids))
@@ -189,7 +193,11 @@ class HybridSearch(BaseMemoryStore[Handle]):
                 if record.id not in made or record.content != contents.get(record.id)
             ]
             if records:
-                late = await embed_texts(embedder, [record.content for record in records])
+                late = await embed_texts(
+                    embedder,
+                    [record.content for record in records],
+                    target=self.describe().target,
+                )
                 made.update(zip((record.id for record in records), late, strict=True))
             await self._replace_vectors(handle, embedder, made)
         if self._embedder is not None:
