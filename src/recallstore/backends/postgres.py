@@ -182,9 +182,18 @@ class PostgresMemoryStore(
             await pool.close()
             raise
         self._pool = pool
-        async with self._reading() as conn:
-            cursor = await conn.execute(f"SELECT max(created_at) FROM {self._table}")
-            newest = await cursor.fetchone()
+        try:
+            async with self._reading() as conn:
+                cursor = await conn.execute(f"SELECT max(created_at) FROM {self._table}")
+                newest = await cursor.fetchone()
+        except BaseException as exc:
+            # A failed open leaves nothing behind: no pool, no connection, no store
+            # that answers (a lock timeout here kept both).
+            self._pool = None
+            await pool.close()
+            if isinstance(exc, psycopg.Error):
+                raise StoreUnavailableError(self._target, f"cannot open: {exc}") from None
+            raise
         if newest is not None and newest[0] is not None:
             self._clock.observe(newest[0])
         await self._start_journal()
