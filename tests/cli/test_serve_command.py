@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-TOKEN = "test-token-123"
+TOKEN = "test-token-1234567"
 
 
 @contextmanager
