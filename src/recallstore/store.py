@@ -41,6 +41,7 @@ __all__ = [
     "SupportsForget",
     "SupportsImportRecords",
     "check_import_batch",
+    "check_record_id",
     "common_scope",
     "deterministic_ids",
     "ids_from",
@@ -136,11 +137,25 @@ def scope_matches(record_scope: Mapping[str, str], scope_filter: Mapping[str, st
     return all(record_scope.get(key) == value for key, value in scope_filter.items())
 
 
+def check_record_id(record_id: object) -> str:
+    """``record_id`` when it is a string; else :class:`MemoryValidationError` on ``id``
+    (S14). What ``get``, ``delete`` and ``invalidate`` check first: a list or None from
+    a caller's bug is a validation error, not a TypeError deep inside a backend."""
+    if not isinstance(record_id, str):
+        raise MemoryValidationError(
+            "id", f"must be a string, got {type(record_id).__name__}", record_id
+        )
+    return record_id
+
+
 def is_storable_id(record_id: str) -> bool:
-    """False for a string no stored record can have as its id (NUL, a lone surrogate).
+    """False for a string no stored record can have as its id (NUL, a lone surrogate);
+    :class:`MemoryValidationError` on ``id`` for what is not a string at all
+    (:func:`check_record_id`).
 
     SQL backends cannot even bind such a string, so they answer "absent" without asking.
     """
+    check_record_id(record_id)
     if "\x00" in record_id:
         return False
     try:

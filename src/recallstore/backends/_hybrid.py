@@ -65,6 +65,13 @@ class HybridSearch(BaseMemoryStore[Handle]):
         """The embedder this store was opened with, or None (keyword search)."""
         return self._embedder
 
+    @property
+    def _vector_check(self) -> tuple[str, tuple[str, int]]:
+        """What the store's recorded embedder must still be (another process may have
+        run ``reembed``): (the store's target, (name, dimension))."""
+        assert self._embedder is not None
+        return self.describe().target, (self._embedder.name, self._embedder.dimension)
+
     def _searching_by(self) -> SearchMode:
         """``"hybrid"`` when the store has an embedder, else as declared."""
         return "hybrid" if self._embedder is not None else self.search_mode

@@ -216,16 +216,13 @@ def hybrid_rows_now(
     statistics: FtsStatistics,
     cache: VectorCache,
     fusing: Fusing,
-    embedder: tuple[str, tuple[str, int]],
 ) -> list[tuple[float, tuple[Any, ...]]]:
     """A hybrid search's hits as (fused score, row), in one hand-off: the ranking of
     ``keyword`` (``query`` at the fusion depth) and as many records nearest ``vector``
-    under the same filters, fused by ``fusing``; whole rows are read for the hits only.
-    ``embedder`` (the store's target and its embedder's name and dimension) is checked
-    against the file's (``nearest_now``)."""
+    under the same filters, fused by ``fusing``; whole rows are read for the hits only."""
     with _one_snapshot(db):
         ranked = _ranked_now(db, keyword, now, statistics)
-        nearest = nearest_now(db, query, vector, keyword.limit, now, cache, embedder)
+        nearest = nearest_now(db, query, vector, keyword.limit, now, cache)
         fused = fusing(query, [(score, key) for score, _, key in ranked], nearest)
         rows = rows_by_id(db, COLUMNS, [key for _, key in fused])
     return [(score, tuple(rows[key])) for score, key in fused]

@@ -21,14 +21,20 @@ costs, as keyword search does:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import aiosqlite
 
-from recallstore.backends._sqlite_rows import RECORD_COLUMNS, fetchone, on_thread, record_from_row
+from recallstore.backends._sqlite_rows import (
+    RECORD_COLUMNS,
+    execute_many,
+    fetchone,
+    on_thread,
+    record_from_row,
+)
 from recallstore.backends._sqlite_search import (
     _CHECK,
     _LOOKUP,
@@ -55,6 +61,7 @@ __all__ = [
     "nearest_now",
     "record_embedder",
     "replace_now",
+    "store_vectors_now",
     "stored_embedder",
     "vector_statements",
 ]
@@ -142,6 +149,19 @@ def _check_stored(row: Any, target: str, given: tuple[str, int]) -> int | None:
     return int(row[2])
 
 
+def store_vectors_now(
+    db: sqlite3.Connection,
+    expected: tuple[str, tuple[str, int]],
+    records: Sequence[MemoryRecord],
+    vectors: Sequence[Matrix],
+) -> None:
+    """Store ``vectors`` beside ``records`` (see :func:`vector_statements`) once
+    :func:`check_embedder_now` found the file's embedder still ``expected`` (target,
+    (name, dimension)); in the write call, on the connection's thread."""
+    check_embedder_now(db, *expected)
+    execute_many(db, vector_statements(records, vectors))
+
+
 def all_rows(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
     """Every record's row (for ``reembed``), on the connection's thread."""
     return [tuple(row) for row in db.execute(f"SELECT {RECORD_COLUMNS} FROM memory_records AS r")]
@@ -171,7 +191,9 @@ class VectorCache:
     records may linger until then; :func:`nearest_now` checks every candidate's record.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, expected: Callable[[], tuple[str, tuple[str, int]]]) -> None:
+        # The store's target and its embedder's (name, dimension), as it is now.
+        self._expected = expected
         self._version: tuple[int, int] | None = None
         self._generation: int | None = None
         self._last = 0
@@ -180,13 +202,14 @@ class VectorCache:
         self._ids: list[str] = []
         self._row: dict[int, int] = {}
 
-    def load(self, db: sqlite3.Connection, target: str, given: tuple[str, int]) -> VectorRows:
+    def load(self, db: sqlite3.Connection) -> VectorRows:
         """The vectors (a row each, see :meth:`record`), current; on the connection's
         thread. :class:`EmbedderSwitchedError` when the file no longer records the
-        embedder ``given`` (name, dimension): another process ran ``reembed``.
+        store's embedder (``expected``): another process ran ``reembed``.
 
-        A vector of another length than ``given``'s is left out, never reshaped.
+        A vector of another length than that embedder's is left out, never reshaped.
         """
+        target, given = self._expected()
         dimension = given[1]
         row = db.execute("PRAGMA data_version").fetchone()
         version = (int(row[0]) if row is not None else 0, db.total_changes)
@@ -282,11 +305,10 @@ def nearest_now(
     n: int,
     now: datetime,
     cache: VectorCache,
-    embedder: tuple[str, tuple[str, int]],
 ) -> list[tuple[float, str]]:
     """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``,
-    as (cosine, id), best first; on the connection's thread. ``embedder`` is the
-    store's target and its embedder's (name, dimension), checked against the file's.
+    as (cosine, id), best first; on the connection's thread (the file's embedder is
+    checked first, :meth:`VectorCache.load`).
 
     The vectors come from ``cache``. Within a scope of at most :data:`SCAN_SCOPE`
     records, the scope's records passing the filters are listed first (through the
@@ -294,7 +316,7 @@ def nearest_now(
     whole cache (:meth:`VectorRows.closest`) are checked against the filters, best
     first, ``n`` at a time, widening until ``n`` pass.
     """
-    rows = cache.load(db, *embedder)
+    rows = cache.load(db)
     pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
     driver = narrowest_within_now(db, pairs, SCAN_SCOPE)
     if driver is not None:
@@ -359,6 +381,4 @@ class SqliteVectorPrimitives:
         self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
     ) -> list[tuple[float, str]]:
         async with self._reading() as conn:
-            return await on_thread(
-                conn, nearest_now, query, vector, n, now, self._vector_cache, self._vector_check
-            )
+            return await on_thread(conn, nearest_now, query, vector, n, now, self._vector_cache)

@@ -48,7 +48,6 @@ from recallstore.errors import (
     ConfigurationError,
     MemoryConflictError,
     MemoryNotFoundError,
-    MemoryValidationError,
     StoreUnavailableError,
 )
 from recallstore.records import (
@@ -84,14 +83,6 @@ __all__ = [
     "StoreDescription",
     "idempotency_key_of",
 ]
-
-
-def _check_id(id: object) -> None:
-    """:class:`MemoryValidationError` on ``id`` unless it is a string (S14): a list or
-    None from a caller's bug raised TypeError or AttributeError deep in a backend."""
-    if not isinstance(id, str):
-        raise MemoryValidationError("id", f"must be a string, got {type(id).__name__}", id)
-
 
 Handle = TypeVar("Handle")
 """What a backend's read handle and write transaction yield (a connection, or None)."""
@@ -255,7 +246,6 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
 
     async def get(self, id: str) -> MemoryRecord | None:
         """The record, whatever its validity or expiry (S6); None when absent."""
-        _check_id(id)
         self._check_open()
         if not is_storable_id(id):
             return None
@@ -264,7 +254,6 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
 
     async def invalidate(self, id: str, reason: str | None = None) -> None:
         """Set ``invalid_at``/``invalid_reason``; a no-op when already invalid (S4)."""
-        _check_id(id)
         reason = check_invalid_reason(reason)
         self._check_open()
         if not is_storable_id(id):
@@ -296,7 +285,6 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
 
     async def delete(self, id: str) -> None:
         """Forget the record and its index entries (S5); a missing id is no error."""
-        _check_id(id)
         self._check_open()
         if is_storable_id(id):
             await self._delete(id)

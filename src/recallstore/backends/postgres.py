@@ -22,6 +22,7 @@ from recallstore.backends import _postgres_vectors as vectors
 from recallstore.backends._forget_extension import ForgetsScopes
 from recallstore.backends._hybrid import HybridSearch
 from recallstore.backends._journal_extension import JournalsRecalls
+from recallstore.backends._postgres_forget import forget_scope
 from recallstore.backends._postgres_journal import (
     JournalListener,
     JournalTable,
@@ -65,8 +66,6 @@ _VALUES = (
     "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
     "array_to_tsvector(%s::text[]), %s)"
 )
-_FORGET_PASSES = 16
-"""Passes of a forget's DELETE before it locks out writers for the last one."""
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
 # password=... in a key/value conninfo string or a URL's query string.
@@ -170,30 +169,21 @@ class PostgresMemoryStore(
         except Exception as exc:
             await pool.close()
             raise StoreUnavailableError(self._target, f"cannot connect: {exc}") from None
+        # Any failure up to here (a lock timeout on the first read too) closes the pool.
         try:
             async with pool.connection() as conn:
                 await migrate(conn, self._schema, self._target)
                 if self._embedder is not None:
                     await vectors.record_embedder(conn, self._schema, self._target, self._embedder)
+                cursor = await conn.execute(f"SELECT max(created_at) FROM {self._table}")
+                newest = await cursor.fetchone()
         except psycopg.Error as exc:
             await pool.close()
-            raise StoreUnavailableError(self._target, f"cannot prepare schema: {exc}") from None
+            raise StoreUnavailableError(self._target, f"cannot open: {exc}") from None
         except BaseException:
             await pool.close()
             raise
         self._pool = pool
-        try:
-            async with self._reading() as conn:
-                cursor = await conn.execute(f"SELECT max(created_at) FROM {self._table}")
-                newest = await cursor.fetchone()
-        except BaseException as exc:
-            # A failed open leaves nothing behind: no pool, no connection, no store
-            # that answers (a lock timeout here kept both).
-            self._pool = None
-            await pool.close()
-            if isinstance(exc, psycopg.Error):
-                raise StoreUnavailableError(self._target, f"cannot open: {exc}") from None
-            raise
         if newest is not None and newest[0] is not None:
             self._clock.observe(newest[0])
         await self._start_journal()
@@ -322,33 +312,9 @@ class PostgresMemoryStore(
     async def _forget(
         self, handle: AsyncConnection[Any], scope: Mapping[str, str]
     ) -> list[tuple[str, str]]:
-        """``scope @>`` on the GIN index, repeated until a pass deletes nothing; dead
-        rows wait for VACUUM.
-
-        Under READ COMMITTED a DELETE that waits on a concurrent supersede's row lock
-        deletes the superseded row once that commits, but never sees the successor
-        the supersede inserted: the statement's snapshot predates it. The next pass
-        takes a new snapshot, which holds every successor of a row the last one
-        waited for; a pass that deletes nothing waited for none. After
-        :data:`_FORGET_PASSES` passes (writers that keep adding to the scope) the
-        table is locked against writers for one last pass.
-        """
-        from psycopg.types.json import Jsonb
-
-        rows: list[Any] = []
-        for attempt in range(_FORGET_PASSES + 1):
-            if attempt == _FORGET_PASSES:
-                await handle.execute(f"LOCK TABLE {self._table} IN SHARE ROW EXCLUSIVE MODE")
-            cursor = await handle.execute(
-                f"DELETE FROM {self._table} WHERE scope @> %s RETURNING id, kind, created_at",
-                (Jsonb(dict(scope)),),
-            )
-            deleted = await cursor.fetchall()
-            if not deleted:
-                break
-            rows.extend(deleted)
-        rows.sort(key=lambda row: (row[2], row[0]))
-        return [(row[0], row[1]) for row in rows]
+        """Every pass of ``scope @>`` (the GIN index) it takes (``_postgres_forget``);
+        dead rows wait for VACUUM."""
+        return await forget_scope(handle, self._table, scope)
 
     async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
         """Oldest first, from one snapshot (a REPEATABLE READ transaction)."""
@@ -417,12 +383,6 @@ class PostgresMemoryStore(
     async def _lock_embedder(self, handle: AsyncConnection[Any]) -> None:
         await vectors.lock_embedder(handle, self._schema)
 
-    @property
-    def _vector_check(self) -> tuple[str, tuple[str, int]]:
-        """What the recorded embedder must be: (target, (name, dimension))."""
-        assert self._embedder is not None
-        return self._target, (self._embedder.name, self._embedder.dimension)
-
 
 def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
     from psycopg.types.json import Json, Jsonb
@@ -442,8 +402,7 @@ def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
         record.superseded_by,
         record.expires_at,
         None if record.target is None else Jsonb(data["target"]),
-        # json, not jsonb: the text as written, so every number reads back as it was.
-        None if record.payload is None else Json(record.payload),
+        None if record.payload is None else Json(record.payload),  # json: as written
         Jsonb(data["supports"]),
         record.idempotency_key,
         *index_stems(record.content, record.scope),

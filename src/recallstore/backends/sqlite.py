@@ -48,7 +48,6 @@ from recallstore.backends._sqlite_rows import (
     COLUMN_NAMES,
     COLUMNS,
     RECORD_COLUMNS,
-    execute_many,
     execute_now,
     fetchone_now,
     listing_hits,
@@ -143,7 +142,7 @@ class SqliteMemoryStore(
         super().__init__(clock=clock, ids=ids, journal=journal)
         self._driver: SqliteDriver = choose_sqlite(sqlite_driver)
         self._init_hybrid(embedder, _fusion)
-        self._vector_cache = vectors.VectorCache()
+        self._vector_cache = vectors.VectorCache(lambda: self._vector_check)
         # Absolute, so SQLite never reads a name like ":memory:" as a non-durable database.
         self.path = Path(path).expanduser().absolute()
         self._tokenizer = _tokenizer
@@ -266,23 +265,17 @@ class SqliteMemoryStore(
                     self._wal.settle(await self._scrub_wal(conn))
                 await conn.close()
 
-    async def _scrub_wal_when_free(self) -> bool | None:
+    async def _scrub_wal_when_free(self, wait_ms: int = ATTEMPT_WAIT_MS) -> bool | None:
         """One WAL scrub with the connection held; None when the store is closed."""
         async with self._lock:
             if self._conn is None:
                 return None
             await self._commits.settle()
-            return await self._scrub_wal(self._conn)
+            return await self._scrub_wal(self._conn, wait_ms=wait_ms)
 
     @property
     def _is_open(self) -> bool:
         return self._conn is not None
-
-    @property
-    def _vector_check(self) -> tuple[str, tuple[str, int]]:
-        """What the file's recorded embedder must be: (target, (name, dimension))."""
-        assert self._embedder is not None
-        return str(self.path), (self._embedder.name, self._embedder.dimension)
 
     @asynccontextmanager
     async def _reading(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -305,33 +298,16 @@ class SqliteMemoryStore(
     def _writing(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
         """This call's part of a ``BEGIN IMMEDIATE`` transaction that the write calls
         queued at the same time share (group commit, see ``_sqlite_commit``): it lands
-        or is rolled back alone, and returns once the transaction is committed.
+        or is rolled back alone, and returns once the transaction is committed. A WAL
+        scrub still owed is tried first (``WalScrub.scrubbed_then``).
 
-        Inside it, run every statement through ``self._commits.later`` (no result
-        needed: kept with the call, run at the commit) or ``self._commits.now`` (a
-        result needed), never ``conn.execute`` on the handle: only those two run in the
-        call's savepoint. A row that must be atomic with the call (a journal entry)
-        goes through ``later`` like the inserts.
+        Inside it, run every statement through ``self._commits.later`` (kept with the
+        call, run at the commit) or ``self._commits.now`` (a result needed), never
+        ``conn.execute`` on the handle: only those two run in the call's savepoint (a
+        journal entry, atomic with the call, goes through ``later`` like the inserts).
         """
-        if self._wal.pending:
-            return self._scrubbing_then_writing()
-        return self._commits.call(self._connection)
-
-    @asynccontextmanager
-    async def _scrubbing_then_writing(self) -> AsyncIterator[aiosqlite.Connection]:
-        """:meth:`_writing` after one WAL scrub without waiting: deleted text owed a
-        scrub leaves the log at the start of a later write too, not only of a read
-        (the background retries stop after ``RETRY_FOR_SECONDS``)."""
-        await self._scrub_wal_owed()
-        async with self._commits.call(self._connection) as conn:
-            yield conn
-
-    async def _scrub_wal_owed(self) -> None:
-        async with self._lock:
-            if self._conn is None or not self._wal.pending:
-                return
-            await self._commits.settle()
-            self._wal.settle(await self._scrub_wal(self._conn, wait_ms=0))
+        writing = self._commits.call(self._connection)
+        return self._wal.scrubbed_then(writing) if self._wal.pending else writing
 
     def _connection(self) -> aiosqlite.Connection:
         """The open connection; :class:`StoreUnavailableError` when closed."""
@@ -372,9 +348,7 @@ class SqliteMemoryStore(
         self._commits.later(insert_now, PendingInsert(records))
         made = self._vectors_of(records)
         if made is not None:
-            # Another process may have switched the embedder since we opened (reembed).
-            self._commits.later(vectors.check_embedder_now, *self._vector_check)
-            self._commits.later(execute_many, vectors.vector_statements(records, made))
+            self._commits.later(vectors.store_vectors_now, self._vector_check, records, made)
 
     async def _update(self, handle: aiosqlite.Connection, id: str, changes: RecordChanges) -> None:
         names = sorted(changes)  # field names from the base class, never user text
@@ -439,7 +413,6 @@ class SqliteMemoryStore(
                     self._statistics,
                     self._vector_cache,
                     self._fuse,
-                    self._vector_check,
                 )
             return [MemoryHit(record=record_from_row(row), score=score) for score, row in fused]
         async with self._reading() as conn:
