@@ -19,7 +19,9 @@ from recallstore.context import CallContext, call_context, current_call_context
 from recallstore.embedding import Embedder, QueryEmbedder
 from recallstore.errors import (
     ConfigurationError,
+    EmbedderFailedError,
     EmbedderMismatchError,
+    EmbedderSwitchedError,
     IncompatibleDependencyError,
     MemoryConflictError,
     MemoryNotFoundError,
@@ -99,7 +101,9 @@ __all__ = [
     "ChainLink",
     "ConfigurationError",
     "Embedder",
+    "EmbedderFailedError",
     "EmbedderMismatchError",
+    "EmbedderSwitchedError",
     "EventBus",
     "InMemoryMemoryStore",
     "IncompatibleDependencyError",

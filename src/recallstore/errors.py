@@ -5,7 +5,8 @@
 * Runtime outcomes a caller handles: :class:`MemoryNotFoundError`,
   :class:`MemoryConflictError`.
 * Runtime failures of the store itself: :class:`StoreUnavailableError`,
-  :class:`StoreIncompatibleError`, :class:`EmbedderMismatchError`.
+  :class:`StoreIncompatibleError`, :class:`EmbedderMismatchError`,
+  :class:`EmbedderSwitchedError`, :class:`EmbedderFailedError`.
 
 What the *model* sees is never an exception: the toolbox turns model mistakes into
 structured tool results (see ``recallstore.tools``).
@@ -17,7 +18,9 @@ from typing import Any
 
 __all__ = [
     "ConfigurationError",
+    "EmbedderFailedError",
     "EmbedderMismatchError",
+    "EmbedderSwitchedError",
     "IncompatibleDependencyError",
     "MemoryConflictError",
     "MemoryNotFoundError",
@@ -134,3 +137,33 @@ class EmbedderMismatchError(StoreUnavailableError):
             "with the same embedder, or switch with 'recallstore reembed' (the store was "
             "not modified)",
         )
+
+
+class EmbedderSwitchedError(EmbedderMismatchError):
+    """Another opener switched the store's embedder (``recallstore reembed``) while this
+    store was open with ``given``: its calls that need vectors are refused (nothing is
+    written, no search compares vectors of two models). Reopen it with ``stored``.
+    """
+
+    def __init__(self, target: str, stored: tuple[str, int], given: tuple[str, int]) -> None:
+        self.stored = stored
+        self.given = given
+        StoreUnavailableError.__init__(
+            self,
+            target,
+            f"its embedder was switched to {stored[0]!r} (dimension {stored[1]}) after this "
+            f"store was opened with {given[0]!r} (dimension {given[1]}); nothing was written: "
+            "reopen the store with the new embedder",
+        )
+
+
+class EmbedderFailedError(StoreUnavailableError):
+    """The embedder failed: it raised, or returned something that is not one finite
+    vector of its dimension per text. Nothing was written.
+
+    ``embedder`` is its name; ``target`` names the store; ``reason`` says what went wrong.
+    """
+
+    def __init__(self, target: str, embedder: str, reason: str) -> None:
+        self.embedder = embedder
+        super().__init__(target, f"embedder {embedder!r} failed: {reason}")

@@ -24,6 +24,7 @@ from pydantic import (
     field_validator,
 )
 
+from recallstore._payload import check_payload
 from recallstore.errors import MemoryValidationError
 from recallstore.values import (
     DEFAULT_LIMIT,
@@ -84,7 +85,8 @@ def _to_validation_error(exc: ValidationError) -> MemoryValidationError:
     # pydantic runs our __init__ for nested models and wraps what it raises: unwrap it.
     nested = first.get("ctx", {}).get("error")
     if isinstance(nested, MemoryValidationError):
-        return MemoryValidationError(".".join([*path, nested.field]), nested.message, nested.value)
+        parts = [*path, nested.field] if nested.field else path
+        return MemoryValidationError(".".join(parts), nested.message, nested.value)
     field = ".".join(path) or exc.title
     message = first["msg"].removeprefix("Value error, ")
     return MemoryValidationError(field, message, first.get("input"))
@@ -141,19 +143,6 @@ def _storable_text(value: str) -> str:
     return check_storable(value, "the value")
 
 
-def _storable_json(value: JsonValue) -> JsonValue:
-    if isinstance(value, str):
-        check_storable(value, "a string in payload")
-    elif isinstance(value, list):
-        for item in value:
-            _storable_json(item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            check_storable(key, "a key in payload")
-            _storable_json(item)
-    return value
-
-
 _Text = Annotated[str, AfterValidator(_storable_text)]
 """A string every backend can store: no NUL, no lone surrogate."""
 
@@ -189,7 +178,7 @@ class _WritableFields(_Contract):
     provenance: Provenance | None = None
     expires_at: datetime | None = None
     target: MemoryTarget | None = None
-    payload: Annotated[JsonValue, AfterValidator(_storable_json)] | None = None
+    payload: JsonValue | None = None
     supports: tuple[Provenance, ...] = ()
     idempotency_key: _Text | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
     """The writer's own name for this memory; unique per scope among valid records (S16)."""
@@ -206,6 +195,13 @@ class _WritableFields(_Contract):
         if not stripped:
             raise ValueError("content must not be empty or whitespace")
         return check_text(stripped, "content", MAX_CONTENT_CHARS)
+
+    @field_validator("payload", mode="before")
+    @classmethod
+    def _payload(cls, value: Any) -> Any:
+        # Before pydantic's own JsonValue check, which recurses (a deep payload named a
+        # 6 KB field path) and lets NaN, Infinity and unprintable integers through.
+        return check_payload(value)
 
     @field_validator("tags", mode="before")
     @classmethod

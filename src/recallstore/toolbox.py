@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from recallstore.errors import EmbedderFailedError
 from recallstore.scoped_memory import ScopedMemory
 from recallstore.store import MemoryStore
 from recallstore.tools import Tool, anthropic_tool, error_result, mcp_tool, openai_tool
@@ -86,14 +87,25 @@ class MemoryToolbox:
         Every adapter dispatches through here. The model's mistakes come back as
         ``{"ok": False, "error": {...}}``; store failures raise.
         """
-        tool = self._by_name.get(name)
+        # A name that is not a string (a list, from a malformed request) is unknown too.
+        tool = self._by_name.get(name) if isinstance(name, str) else None
         if tool is None:
             return error_result(
                 "unknown_tool",
-                f"There is no tool named {name!r}; the memory tools are: "
+                f"There is no tool named {_shown(name)}; the memory tools are: "
                 + ", ".join(self._by_name),
             )
-        return await tool.invoke(arguments)
+        try:
+            return await tool.invoke(arguments)
+        except EmbedderFailedError as exc:
+            # The embedding model failed (a provider outage, say): a state the model can
+            # act on (go on without memory, try later), and nothing was written.
+            return error_result(
+                "memory_unavailable",
+                f"Memory could not process this call just now (its embedding model "
+                f"{exc.embedder!r} failed); nothing was saved or searched. Go on without "
+                "memory for now, or try again later.",
+            )
 
     def openai_tools(self, *, api: Literal["chat", "responses"] = "chat") -> list[dict[str, Any]]:
         """The tools as OpenAI strict function tools, in order."""
@@ -116,3 +128,9 @@ class MemoryToolbox:
         from recallstore.prompt import Manual
 
         return Manual.render(self.specs)
+
+
+def _shown(name: object) -> str:
+    """``name`` for an error message: its repr, cut short."""
+    text = repr(name)
+    return text if len(text) <= 80 else f"{text[:77]}..."

@@ -47,7 +47,9 @@ __all__ = [
     "strict_json_schema",
 ]
 
-ToolErrorCode = Literal["invalid_arguments", "not_found", "conflict", "unknown_tool"]
+ToolErrorCode = Literal[
+    "invalid_arguments", "not_found", "conflict", "unknown_tool", "memory_unavailable"
+]
 
 ArgsT = TypeVar("ArgsT", bound="ToolArguments")
 ResultT = TypeVar("ResultT", bound="ToolResult")

@@ -115,6 +115,21 @@ async def test_another_scope_sees_other_files(store: SqliteMemoryStore) -> None:
             "already exists",
         ),
         ({"command": "create", "path": "/memories/big", "file_text": "x" * 16_001}, "maximum"),
+        # What no record can hold is an answer too (issue 31, defect 7), not a crash.
+        ({"command": "create", "path": "/memories/a\x00b", "file_text": "x"}, "NUL"),
+        ({"command": "view", "path": "/memories/a\x00b"}, "NUL"),
+        ({"command": "create", "path": "/memories/" + "p" * 250, "file_text": "x"}, "at most 256"),
+        ({"command": "create", "path": "/memories/\ud800", "file_text": "x"}, "lone surrogates"),
+        (
+            {"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/\udfff"},
+            "lone surrogates",
+        ),
+        ({"command": "create", "path": "/memories/b", "file_text": "a\x00b"}, "NUL"),
+        ({"command": "create", "path": "/memories/b", "file_text": "\ud83c"}, "surrogates"),
+        (
+            {"command": "str_replace", "path": "/memories/a.md", "old_str": "f", "new_str": "\x00"},
+            "NUL",
+        ),
     ],
 )
 async def test_model_mistakes_are_tool_errors_and_change_nothing(

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-TOKEN = "test-token-123"
+TOKEN = "test-token-1234567"
 
 
 @contextmanager
@@ -93,6 +93,29 @@ def test_changes_made_through_serve_stream_as_events(seeded, record_in) -> None:
             assert event["data"]["record_ids"] == [seeded.purple.id]
             assert "via serve" not in json.dumps(event)  # no content without --include-content
     assert record_in(seeded.path, seeded.purple.id).invalid_reason == "via serve"
+
+
+@pytest.mark.slow
+def test_include_content_shows_content_on_a_journaled_store(seeded) -> None:
+    # The seeded SQLite store keeps a journal, so the lens streams it (issue 31, defect 8).
+    with serving(seeded.path, "--token", TOKEN, "--include-content") as (address, _):
+        base = address.split("/?")[0]
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        with (
+            httpx.Client(base_url=base, timeout=10, headers=headers) as client,
+            client.stream("GET", "/events/") as stream,
+        ):
+            reply = client.post(
+                f"/api/records/{seeded.purple.id}/invalidate", json={"reason": "via serve"}
+            )
+            assert reply.status_code == 200
+            for line in stream.iter_lines():
+                if line.startswith("data:"):
+                    event = json.loads(line.removeprefix("data:"))
+                    if event["type"] == "agent.memory.write":
+                        break
+            assert event["data"]["operation"] == "invalidate"
+            assert event["data"]["reason"] == "via serve"
 
 
 @pytest.mark.slow

@@ -80,8 +80,9 @@ def test_nested_model_errors_carry_the_full_path() -> None:
             {"invalid_reason": "\ud800", "invalid_at": datetime(2026, 1, 1, tzinfo=UTC)},
             "invalid_reason",
         ),
-        ({"payload": {"deep": [{"x": "a\x00"}]}}, "payload"),
-        ({"payload": {"\udfff": 1}}, "payload"),
+        # The path to the offending value; a lone surrogate in a key is shown escaped.
+        ({"payload": {"deep": [{"x": "a\x00"}]}}, "payload.deep.0.x"),
+        ({"payload": {"\udfff": 1}}, "payload.\\udfff"),
         ({"provenance": {"author": "\x00"}}, "provenance.author"),
         ({"content": "tea \ud83c"}, "content"),
     ],

@@ -19,8 +19,10 @@ from collections.abc import Mapping
 from typing import Final
 
 from recallstore.adapters._framework import _framework_imports
+from recallstore.errors import MemoryValidationError
 from recallstore.records import (
     MAX_CONTENT_CHARS,
+    MAX_KEY_CHARS,
     MAX_LIMIT,
     MemoryRecord,
     MemorySearchQuery,
@@ -169,24 +171,34 @@ class RecallstoreMemoryTool(BetaAsyncAbstractMemoryTool):
                 f"The file would be {len(text)} characters; the maximum is {MAX_CONTENT_CHARS}"
             )
         keyed = IDEMPOTENCY_EXTENSION in self.store.capabilities().extensions
-        await self.store.write(
-            [
-                MemoryWriteInput(
-                    scope=self.scope,
-                    # Searchable text; the exact file (blank lines, edges) is the payload.
-                    content=text.strip() or path,
-                    tags=(_TAG,),
-                    target=MemoryTarget(section=MEMORY_FILE_SECTION, key=path),
-                    payload={"text": text},
-                    supersedes=None if replaces is None else replaces.id,
-                    idempotency_key=path if keyed else None,
-                )
-            ]
-        )
+        try:
+            written = MemoryWriteInput(
+                scope=self.scope,
+                # Searchable text; the exact file (blank lines, edges) is the payload.
+                content=text.strip() or path,
+                tags=(_TAG,),
+                target=MemoryTarget(section=MEMORY_FILE_SECTION, key=path),
+                payload={"text": text},
+                supersedes=None if replaces is None else replaces.id,
+                idempotency_key=path if keyed else None,
+            )
+        except MemoryValidationError as exc:  # the model's text: an answer, not a crash
+            raise ToolError(f"The file cannot be saved: {exc.message}") from None
+        await self.store.write([written])
 
 
 def _checked_path(path: str) -> str:
     """``/memories`` or a path under it, without ``..`` or empty segments."""
+    # What no record can hold is the model's mistake too: an answer, never a crash.
+    if len(path) > MAX_KEY_CHARS:
+        raise ToolError(f"Path is {len(path)} characters; at most {MAX_KEY_CHARS} are allowed")
+    if "\x00" in path:
+        raise ToolError("Path must not contain NUL characters")
+    if not path.isascii():
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ToolError("Path must be valid Unicode (no lone surrogates)") from None
     parts = path.rstrip("/").split("/")
     if parts[:2] != ["", MEMORY_ROOT[1:]] or any(p in ("", ".", "..") for p in parts[1:]):
         raise ToolError(f"Path must be /memories or a path under it, got: {path}")

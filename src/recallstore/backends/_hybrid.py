@@ -69,6 +69,13 @@ class HybridSearch(BaseMemoryStore[Handle]):
         """The embedder this store was opened with, or None (keyword search)."""
         return self._embedder
 
+    @property
+    def _vector_check(self) -> tuple[str, tuple[str, int]]:
+        """What the store's recorded embedder must still be (another process may have
+        run ``reembed``): (the store's target, (name, dimension))."""
+        assert self._embedder is not None
+        return self.describe().target, (self._embedder.name, self._embedder.dimension)
+
     def _searching_by(self) -> SearchMode:
         """``"hybrid"`` when the store has an embedder, else as declared."""
         return "hybrid" if self._embedder is not None else self.search_mode
@@ -101,7 +108,7 @@ class HybridSearch(BaseMemoryStore[Handle]):
     async def _embed_pending(self, contents: Sequence[str]) -> dict[str, Matrix]:
         assert self._embedder is not None
         distinct = list(dict.fromkeys(contents))
-        matrix = await embed_texts(self._embedder, distinct)
+        matrix = await embed_texts(self._embedder, distinct, target=self.describe().target)
         return dict(zip(distinct, matrix, strict=True))
 
     def _vectors_of(self, records: Sequence[MemoryRecord]) -> list[Matrix] | None:
@@ -148,7 +155,9 @@ class HybridSearch(BaseMemoryStore[Handle]):
 
     async def _embed_query(self, text: str) -> Matrix:
         assert self._embedder is not None
-        matrix = await embed_texts(self._embedder, [text], queries=True)
+        matrix = await embed_texts(
+            self._embedder, [text], queries=True, target=self.describe().target
+        )
         return matrix[0]
 
     @staticmethod
@@ -184,23 +193,34 @@ class HybridSearch(BaseMemoryStore[Handle]):
         made: dict[str, Matrix] = {}
         for start in range(0, len(ids), max(batch, 1)):
             page = ids[start : start + max(batch, 1)]
-            vectors = await embed_texts(embedder, [contents[key] for key in page])
+            vectors = await embed_texts(
+                embedder, [contents[key] for key in page], target=self.describe().target
+            )
             made.update(zip(page, vectors, strict=True))
             if progress is not None:
                 progress(len(made), len(ids))
         async with self._writing() as handle:
+            await self._lock_embedder(handle)
             records = [
                 record
                 for record in await self._all_records(handle)
                 if record.id not in made or record.content != contents.get(record.id)
             ]
             if records:
-                late = await embed_texts(embedder, [record.content for record in records])
+                late = await embed_texts(
+                    embedder,
+                    [record.content for record in records],
+                    target=self.describe().target,
+                )
                 made.update(zip((record.id for record in records), late, strict=True))
             await self._replace_vectors(handle, embedder, made)
         if self._embedder is not None:
             self._embedder = embedder
         return len(made)
+
+    async def _lock_embedder(self, handle: Handle) -> None:
+        """Keep other openers from writing vectors until ``reembed``'s transaction ends
+        (a backend whose write transactions already exclude each other needs nothing)."""
 
     async def _all_records(self, handle: Handle) -> list[MemoryRecord]:
         """Every stored record, read through the write transaction (for ``reembed``)."""

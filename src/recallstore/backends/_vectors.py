@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from recallstore.embedding import Embedder
-from recallstore.errors import ConfigurationError, MissingDependencyError
+from recallstore.errors import EmbedderFailedError, MissingDependencyError
 
 Matrix = Any
 """A numpy float32 array (a vector or a matrix of them); Any, as numpy is optional and
@@ -48,43 +48,61 @@ def numpy() -> Any:
     return np
 
 
-async def embed_texts(embedder: Embedder, texts: Sequence[str], *, queries: bool = False) -> Matrix:
+async def embed_texts(
+    embedder: Embedder, texts: Sequence[str], *, queries: bool = False, target: str = ""
+) -> Matrix:
     """One unit vector per text (rows in order), each distinct text embedded once.
 
-    A vector of the wrong length, or one that is not finite, raises
-    :class:`ConfigurationError` naming the embedder: nothing is stored from it.
+    Whatever goes wrong in the embedder — it raises, returns something other than one
+    vector of ``dimension`` finite numbers per text (None, a generator, ragged rows) —
+    raises :class:`EmbedderFailedError` naming it and ``target`` (the store): nothing
+    is stored from it. Vectors are normalised in float64 after scaling by their largest
+    component, so a vector of huge (or tiny) numbers keeps its direction instead of
+    overflowing to zeros.
     """
     np = numpy()
     distinct = list(dict.fromkeys(texts))
     if not distinct:
         return np.zeros((0, embedder.dimension), dtype=np.float32)
+    name = embedder.name
+
+    def failed(reason: str) -> EmbedderFailedError:
+        return EmbedderFailedError(target, name, reason)
+
     # Not isinstance(embedder, QueryEmbedder): a runtime protocol check costs more
     # than the rest of a search's vector work.
     embed_queries = getattr(embedder, "embed_queries", None) if queries else None
-    raw = await (embed_queries(distinct) if callable(embed_queries) else embedder.embed(distinct))
-    if len(raw) != len(distinct):
-        raise ConfigurationError(
-            f"embedder {embedder.name!r} returned {len(raw)} vectors for {len(distinct)} texts"
-        )
     try:
-        matrix = np.asarray(raw, dtype=np.float32)
+        raw = await (
+            embed_queries(distinct) if callable(embed_queries) else embedder.embed(distinct)
+        )
+    except Exception as exc:  # the embedder's own failure (a provider error, a bug)
+        raise failed(f"it raised {type(exc).__name__}: {exc}") from exc
+    if raw is None or isinstance(raw, str | bytes) or not hasattr(raw, "__len__"):
+        raise failed(f"it returned {type(raw).__name__}, not a sequence of vectors")
+    if len(raw) != len(distinct):
+        raise failed(f"it returned {len(raw)} vectors for {len(distinct)} texts")
+    try:
+        matrix = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as exc:  # ragged, or not numbers
-        raise ConfigurationError(
-            f"embedder {embedder.name!r} returned vectors that are not {embedder.dimension} "
-            f"numbers each: {exc}"
+        raise failed(
+            f"it returned vectors that are not {embedder.dimension} numbers each: {exc}"
         ) from exc
     if matrix.ndim != 2 or matrix.shape[1] != embedder.dimension:
-        raise ConfigurationError(
-            f"embedder {embedder.name!r} declares dimension {embedder.dimension} but returned "
-            f"vectors of shape {matrix.shape}"
+        raise failed(
+            f"it declares dimension {embedder.dimension} but returned vectors of shape "
+            f"{matrix.shape}"
         )
     if not np.isfinite(matrix).all():
-        raise ConfigurationError(f"embedder {embedder.name!r} returned a non-finite vector")
+        raise failed("it returned a vector that is not finite (NaN or infinity)")
+    # Scaled first: the squares of 1e30 overflow float32 (stored as zeros before).
+    largest = np.abs(matrix).max(axis=1, keepdims=True)
+    matrix = matrix / np.where(largest > 0, largest, 1.0)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     # A zero vector stays zero: it is close to nothing rather than an error.
-    matrix = matrix / np.where(norms > 0, norms, 1.0)
+    unit = (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
     row = {text: index for index, text in enumerate(distinct)}
-    return matrix[[row[text] for text in texts]]
+    return unit[[row[text] for text in texts]]
 
 
 def to_blob(vector: Matrix) -> bytes:

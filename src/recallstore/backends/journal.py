@@ -24,7 +24,7 @@ JSON envelopes. ``recallstore.events.journal`` turns them into events and feeds 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
@@ -53,6 +53,7 @@ __all__ = [
     "delete_data",
     "envelope",
     "invalidate_data",
+    "journal_content",
     "recall_data",
     "search_data",
     "write_data",
@@ -92,6 +93,21 @@ class JournalSettings:
 
 DEFAULT_JOURNAL: Final = JournalSettings()
 """The settings a store opened by URL journals with."""
+
+
+def journal_content(store: object) -> bool:
+    """Make the unopened ``store`` keep record content and query text in its journal
+    (``include_content`` and ``include_query_text``); False when it keeps no journal.
+
+    For ``recallstore serve --include-content``: a journaled store's lens streams the
+    journal, so content shows only for writers that keep it there, the lens included.
+    """
+    settings = getattr(store, "_journal", None)
+    if not isinstance(settings, JournalSettings):
+        return False
+    opted_in = replace(settings, include_content=True, include_query_text=True)
+    store._journal = opted_in  # type: ignore[attr-defined]
+    return True
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from recallstore.cli._errors import EXIT_USAGE, CliError
+from recallstore.cli._http_guard import MIN_TOKEN_CHARS, LoopbackGuard
 
 HOST = "127.0.0.1"
 """The only address recallstore's servers listen on."""
@@ -23,6 +24,13 @@ def http_token(port: int, token: str | None, *, prog: str = "recallstore") -> st
         raise CliError(f"--port must be between 0 and 65535, got {port}", EXIT_USAGE, prog=prog)
     if token is not None and not token.strip():
         raise CliError("--token must not be empty", EXIT_USAGE, prog=prog)
+    if token is not None and len(token) < MIN_TOKEN_CHARS:
+        raise CliError(
+            f"--token must be at least {MIN_TOKEN_CHARS} characters, got {len(token)} "
+            "(leave it out for a fresh random one)",
+            EXIT_USAGE,
+            prog=prog,
+        )
     return token or secrets.token_urlsafe(24)
 
 
@@ -35,10 +43,14 @@ def loopback_listener(port: int) -> socket.socket:
 
 
 async def serve_asgi(app: Any, listener: socket.socket, announce: Callable[[int], None]) -> None:
-    """Run ``app`` on ``listener`` until stopped; ``announce(port)`` once it accepts requests."""
+    """Run ``app`` on ``listener`` until stopped; ``announce(port)`` once it accepts requests.
+
+    Every request passes :class:`LoopbackGuard` first (Host, Origin, one Authorization).
+    """
     import uvicorn
 
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    guarded = LoopbackGuard(app, listener.getsockname()[1])
+    config = uvicorn.Config(guarded, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[listener]))
     # uvicorn exposes readiness only as a flag; poll it (the task ends on failure).

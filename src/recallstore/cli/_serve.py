@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 
+from recallstore.backends.journal import journal_content
 from recallstore.cli._asgi import HOST, http_token, loopback_listener, run_until_stopped, serve_asgi
 from recallstore.cli._database import open_store
 from recallstore.errors import MissingDependencyError
@@ -26,6 +27,10 @@ def run_serve(args: argparse.Namespace) -> int:
         raise MissingDependencyError("recallstore serve", "server") from exc
 
     store = open_store(args.db, must_exist=True, embedder=args.embedder)
+    if args.include_content:
+        # With a journal the lens streams it: the lens's own writes must keep content
+        # there, or none would show (other writers show it only if they opted in).
+        journal_content(store)
     listener = loopback_listener(args.port)
 
     async def serve() -> None:

@@ -8,6 +8,7 @@ write inputs) and ``transfer`` (import batches). Import the names from here.
 from recallstore._search.text import MAX_QUERY_TERMS, query_terms, tokenize
 from recallstore.store.clock import MonotonicClock
 from recallstore.store.ids import (
+    check_record_id,
     deterministic_ids,
     ids_from,
     is_storable_id,
@@ -49,6 +50,7 @@ __all__ = [
     "SupportsForget",
     "SupportsImportRecords",
     "check_import_batch",
+    "check_record_id",
     "common_scope",
     "deterministic_ids",
     "ids_from",

@@ -9,11 +9,30 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from recallstore.errors import ConfigurationError
+from recallstore.errors import ConfigurationError, MemoryValidationError
 from recallstore.values import RECORD_ID_RULE, is_storable, is_valid_record_id
 
-is_storable_id: Final = is_storable
-"""False for a string no stored record can have as its id (NUL, a lone surrogate)."""
+
+def check_record_id(record_id: object) -> str:
+    """``record_id`` when it is a string; else :class:`MemoryValidationError` on ``id``
+    (S14). What ``get``, ``delete`` and ``invalidate`` check first: a list or None from
+    a caller's bug is a validation error, not a TypeError deep inside a backend."""
+    if not isinstance(record_id, str):
+        raise MemoryValidationError(
+            "id", f"must be a string, got {type(record_id).__name__}", record_id
+        )
+    return record_id
+
+
+def is_storable_id(record_id: str) -> bool:
+    """False for a string no stored record can have as its id (NUL, a lone surrogate);
+    :class:`MemoryValidationError` on ``id`` for what is not a string at all
+    (:func:`check_record_id`).
+
+    SQL backends cannot even bind such a string, so they answer "absent" without asking.
+    """
+    return is_storable(check_record_id(record_id))
+
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
 _RANDOM_BITS = 80

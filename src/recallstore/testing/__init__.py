@@ -71,6 +71,7 @@ from recallstore.testing.ordering import (  # noqa: E402
     KeywordSearchConformance,
     OrderingConformance,
 )
+from recallstore.testing.payloads import PayloadConformance  # noqa: E402
 from recallstore.testing.scope import ScopeConformance  # noqa: E402
 from recallstore.testing.supersede import SupersedeConformance  # noqa: E402
 from recallstore.testing.transfer import TransferConformance  # noqa: E402
@@ -100,6 +101,7 @@ __all__ = [
     "LimitConformance",
     "MemoryStoreConformance",
     "OrderingConformance",
+    "PayloadConformance",
     "ScopeConformance",
     "SingleOpenerConformance",
     "StoreFactory",
@@ -127,6 +129,7 @@ class MemoryStoreConformance(
     HostileQueryConformance,
     HybridSearchConformance,
     ValidationConformance,
+    PayloadConformance,
     CapabilitiesConformance,
     DurabilityConformance,
     SingleOpenerConformance,

@@ -65,6 +65,9 @@ RULES: dict[str, str] = {
     "S17": "forget(scope) deletes, in one transaction, every record whose scope contains the "
     "non-empty scope (S7's match), as delete would (S5), and returns how many; an empty scope "
     "is a MemoryValidationError and deletes nothing",
+    "S18": "(hybrid stores) an embedder switch another opener made (reembed) is noticed on "
+    "the next call: writes and searches that need vectors raise EmbedderSwitchedError and "
+    "write nothing; no vector of another model is stored, none of another size compared",
     "lifecycle": "a store is an async context manager; once closed, every protocol method "
     "raises StoreUnavailableError",
     "ext": "export_records streams every record in a scope oldest first; import_records "

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import pytest
 
-from recallstore.errors import MemoryValidationError, StoreUnavailableError
+from recallstore.errors import MemoryNotFoundError, MemoryValidationError, StoreUnavailableError
 from recallstore.records import MemoryRecord
 from recallstore.store import FORGET_EXTENSION, MemoryStore, SupportsForget
 from recallstore.testing._harness import (
@@ -22,6 +22,7 @@ from recallstore.testing._harness import (
     ids,
     memory,
     search_ids,
+    unwrap,
     write_one,
 )
 from recallstore.testing._rules import kit_test
@@ -31,6 +32,9 @@ __all__ = ["ForgetConformance"]
 _ANA = {"tenant": "acme", "user": "ana"}
 _BO = {"tenant": "acme", "user": "bo"}
 _EVERYTHING: dict[str, Any] = {"include_invalidated": True, "include_expired": True}
+_RACE_ROUNDS = 50
+"""Rounds of forget racing a supersede (S17): a backend that misses the successor
+under READ COMMITTED did so in most rounds."""
 
 
 def _forget(store: MemoryStore, scope: dict[str, str]) -> Any:
@@ -172,3 +176,45 @@ class ForgetConformance(StoreHarness):
             await write_one(store, "kept", scope=_ANA)
         with pytest.raises(StoreUnavailableError):
             await _forget(store, _ANA)
+
+    @kit_test(
+        "forget racing a supersede in its scope must leave nothing of the scope: a successor "
+        "whose predecessor forget deleted was written before the forget, so it goes too"
+    )
+    async def test_s17_forget_racing_supersedes_leaves_no_survivor(
+        self, forgetting_store: MemoryStore, store_factory: StoreFactory
+    ) -> None:
+        # Unchecked: the other opener's successors are unknown to the checked store.
+        store = unwrap(forgetting_store)
+        # Another opener of the same data races the supersedes where there can be one
+        # (another connection, another transaction); else the store races itself.
+        caps = store.capabilities()
+        other = store_factory() if caps.durable and not caps.single_opener else None
+        racer = store if other is None else other
+        if other is not None:
+            await other.__aenter__()
+        survivors = []
+        try:
+            for round_number in range(_RACE_ROUNDS):
+                scope = {"tenant": "acme", "user": f"racer-{round_number}"}
+                old = await write_one(store, "Ana keeps quince bees", scope=scope)
+                outcomes = await asyncio.gather(
+                    racer.write([memory("Ana keeps quince wasps", scope=scope, supersedes=old.id)]),
+                    _forget(store, scope),
+                    return_exceptions=True,
+                )
+                for outcome in outcomes:
+                    # A supersede that comes after the forget finds its target gone.
+                    if isinstance(outcome, BaseException) and not isinstance(
+                        outcome, MemoryNotFoundError
+                    ):
+                        raise outcome
+                left = await search_ids(store, scope=scope, **_EVERYTHING)
+                if left:
+                    survivors.append((round_number, left))
+        finally:
+            if other is not None:
+                await other.__aexit__(None, None, None)
+        assert survivors == [], (
+            f"{len(survivors)} of {_RACE_ROUNDS} rounds left a record in the forgotten scope"
+        )

@@ -3,28 +3,39 @@
 The store under test must have been built with the kit's :class:`ToyEmbedder` (or an
 embedder that puts the words of each of its ``DEFAULT_CONCEPTS`` close together). A
 paraphrase sharing no word with a record finds it; scope, kinds, tags, invalidation,
-expiry, deletion and the limit hold exactly as for keyword search.
+expiry, deletion and the limit hold exactly as for keyword search. An embedder switch
+made by another opener (``reembed``) is noticed on the next call (S18).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from recallstore.errors import EmbedderSwitchedError
 from recallstore.records import MemorySearchQuery
 from recallstore.store import MemoryStore
 from recallstore.testing._harness import (
+    StoreFactory,
     StoreHarness,
+    every_record,
     hours_from_now,
+    memory,
     search_ids,
+    unwrap,
     write_fillers,
     write_one,
 )
 from recallstore.testing._rules import kit_test
+from recallstore.testing.embedder import ToyEmbedder
 
 __all__ = ["HybridSearchConformance"]
 
 _JOB = "started a new job at the clinic in May"
 _QUESTION = "where does she work"  # no word in common with _JOB
+_SWITCHED = ToyEmbedder(dimension=64, name="recallstore-kit-switched")
+"""The embedder another opener switches to (S18): another name and dimension."""
 
 
 class HybridSearchConformance(StoreHarness):
@@ -97,3 +108,33 @@ class HybridSearchConformance(StoreHarness):
         assert len(hits) == 3
         scores = [hit.score or 0.0 for hit in hits]
         assert scores == sorted(scores, reverse=True)
+
+    @kit_test(
+        "a store open with the old embedder must refuse (EmbedderSwitchedError, nothing "
+        "written) writes and hybrid searches once another opener re-embedded the store, "
+        "and an opener with the new embedder must write and find records"
+    )
+    async def test_s18_an_embedder_switch_by_another_opener_is_noticed(
+        self, hybrid_store: MemoryStore, store_factory: StoreFactory
+    ) -> None:
+        caps = hybrid_store.capabilities()
+        if not caps.durable or caps.single_opener:
+            pytest.skip("several-openers rule; this store has no second opener")
+        old = unwrap(hybrid_store)
+        switcher: Any = store_factory()
+        if not callable(getattr(switcher, "reembed", None)):
+            pytest.skip("embedder-switch rule; this store has no reembed()")
+        first = await write_one(old, _JOB)
+        async with switcher:
+            await switcher.reembed(_SWITCHED)
+            assert switcher.embedder.name == _SWITCHED.name
+            # The switcher now searches and writes with the new model.
+            assert first.id in await search_ids(switcher, _QUESTION)
+            second = await write_one(switcher, "hired by the office")
+            assert second.id in await search_ids(switcher, "job")
+        stored = len(await every_record(old))
+        with pytest.raises(EmbedderSwitchedError):
+            await old.write([memory("a career at the clinic")])
+        with pytest.raises(EmbedderSwitchedError):
+            await old.search(MemorySearchQuery(query=_QUESTION))
+        assert len(await every_record(old)) == stored, "a refused write wrote something"

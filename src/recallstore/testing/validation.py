@@ -165,3 +165,23 @@ class ValidationConformance(StoreHarness):
         stored = await store.get(record.id)
         assert stored is not None
         assert stored.invalid_reason == "r" * MAX_REASON_CHARS
+
+    @kit_test("an id that is not a string is a MemoryValidationError on id, never a TypeError")
+    @pytest.mark.parametrize(
+        "bad_id",
+        [
+            pytest.param(None, id="none"),
+            pytest.param(["a"], id="list"),
+            pytest.param(42, id="int"),
+            pytest.param({"id": "x"}, id="dict"),
+        ],
+    )
+    async def test_s14_an_id_that_is_not_a_string_names_the_field(
+        self, store: MemoryStore, bad_id: Any
+    ) -> None:
+        record = await write_one(store, "lives in Lyon")
+        for call in (store.get, store.delete, store.invalidate):
+            with pytest.raises(MemoryValidationError) as caught:
+                await call(bad_id)
+            assert caught.value.field == "id", call.__name__
+        assert await every_record(store) == [record]

@@ -257,3 +257,28 @@ async def test_concurrent_imports_of_one_batch_skip_or_conflict_never_leak_error
         )
         assert len([o for o in outcomes if o == len(batch)]) == 1, outcomes
         assert len([o for o in outcomes if isinstance(o, MemoryConflictError)]) == 1, outcomes
+
+
+async def test_a_failed_open_leaks_no_connection_and_leaves_the_store_closed(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    async with PostgresMemoryStore(postgres_url, schema=postgres_schema):
+        pass  # the schema exists: the next open's first query reads memory_records
+    marker = f"leak_{postgres_schema}"
+    timing_out = f"{postgres_url}?application_name={marker}&options=-c%20lock_timeout%3D200"
+    store = PostgresMemoryStore(timing_out, schema=postgres_schema)
+    with psycopg.connect(postgres_url) as holder:
+        holder.execute(f"LOCK TABLE {postgres_schema}.memory_records IN ACCESS EXCLUSIVE MODE")
+        with pytest.raises(StoreUnavailableError) as caught:
+            await store.open()
+        assert "lock timeout" in str(caught.value)
+    with pytest.raises(StoreUnavailableError, match="not open"):
+        await store.search(MemorySearchQuery(query="anything"))
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (marker,)
+        ).fetchone()
+    assert left == (0,)
+    # Nothing is left half-open: the same store opens once the lock is gone.
+    async with store:
+        assert await store.search(MemorySearchQuery(query="anything")) == []

@@ -15,7 +15,12 @@ import pytest
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.embedding import check_embedder, load_embedder
-from recallstore.errors import ConfigurationError, EmbedderMismatchError, MissingDependencyError
+from recallstore.errors import (
+    ConfigurationError,
+    EmbedderFailedError,
+    EmbedderMismatchError,
+    MissingDependencyError,
+)
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
 from recallstore.testing import ToyEmbedder
 
@@ -80,7 +85,7 @@ class _WrongLength:
 async def test_a_vector_of_the_wrong_length_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     async with SqliteMemoryStore(path, embedder=_WrongLength()) as store:
-        with pytest.raises(ConfigurationError, match="declares dimension 8"):
+        with pytest.raises(EmbedderFailedError, match="declares dimension 8"):
             await store.write([MemoryWriteInput(scope={}, content="anything")])
     assert _counts(path) == (0, 0, [("wrong", 8)])
 
@@ -96,7 +101,8 @@ class _Ragged:
 async def test_ragged_vectors_name_the_embedder_and_write_nothing(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     async with SqliteMemoryStore(path, embedder=_Ragged()) as store:
-        with pytest.raises(ConfigurationError, match="'ragged' returned vectors that are not 2"):
+        ragged = "'ragged' failed: it returned vectors that are not 2"
+        with pytest.raises(EmbedderFailedError, match=ragged):
             await store.write([MemoryWriteInput(scope={}, content=f"note {n}") for n in range(2)])
     assert _counts(path) == (0, 0, [("ragged", 2)])
 

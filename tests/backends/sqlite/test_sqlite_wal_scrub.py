@@ -13,7 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from recallstore import MemorySearchQuery, MemoryWriteInput
+from recallstore.backends import _sqlite_wal
 from recallstore.backends.sqlite import BUSY_TIMEOUT_SECONDS, SqliteMemoryStore
 
 SECRET = "the vault code is quillfeather zanzibarite"
@@ -87,3 +90,28 @@ async def test_with_no_further_call_the_background_retry_removes_the_bytes(
             await asyncio.sleep(0.05)
         assert _leaks(db) == []
         assert len(await other.search(MemorySearchQuery(limit=100))) == 20
+
+
+async def test_after_the_retries_stop_a_later_write_removes_the_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The background retries give up after RETRY_FOR_SECONDS (60 s); shortened here.
+    monkeypatch.setattr(_sqlite_wal, "RETRY_FOR_SECONDS", 0.2)
+    db = tmp_path / "memory.db"
+    async with SqliteMemoryStore(db) as other, SqliteMemoryStore(db) as store:
+        await _write_and_delete_under_a_reader_kept_past_the_retries(store, db)
+        assert _leaks(db)  # no read since: only writes follow
+        await store.write([MemoryWriteInput(scope={"u": "1"}, content="a later write")])
+        assert _leaks(db) == []
+        assert len(await other.search(MemorySearchQuery(limit=100))) == 21
+
+
+async def _write_and_delete_under_a_reader_kept_past_the_retries(
+    store: SqliteMemoryStore, db: Path
+) -> None:
+    await store.write([MemoryWriteInput(scope={"u": "1"}, content=f"note {i}") for i in range(20)])
+    [secret] = await store.write([MemoryWriteInput(scope={"u": "1"}, content=SECRET)])
+    with _reader_holding_a_snapshot(db):
+        await store.delete(secret.id)
+        await asyncio.sleep(0.6)  # every background retry is over, each blocked
+    assert _leaks(db)

@@ -31,6 +31,7 @@ from recallstore.store import (
     Clock,
     MonotonicClock,
     StoreLifecycle,
+    check_record_id,
     new_record_id,
     newest_timestamp,
     record_from_input,
@@ -122,9 +123,10 @@ class JsonLinesMemoryStore(StoreLifecycle):
 
     async def get(self, id: str) -> MemoryRecord | None:
         self._check_open()
-        return self._records.get(id)
+        return self._records.get(check_record_id(id))
 
     async def invalidate(self, id: str, reason: str | None = None) -> None:
+        check_record_id(id)
         self._check_open()
         reason = check_invalid_reason(reason)
         async with self._lock:
@@ -140,6 +142,7 @@ class JsonLinesMemoryStore(StoreLifecycle):
             self._save({**self._records, id: changed})
 
     async def delete(self, id: str) -> None:
+        check_record_id(id)
         self._check_open()
         async with self._lock:
             if id in self._records:

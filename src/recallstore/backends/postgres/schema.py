@@ -216,10 +216,14 @@ def migrations(schema: str) -> list[Sequence[Step]]:
         ],
         # Hybrid search: vectors beside the records, and the embedder that made them.
         vector_migration(schema),
+        # Payloads as ``json``, kept as written: ``jsonb`` stores numbers as numeric,
+        # so 1e16 and 1e308 came back as ints and -0.0 as 0.0. Nothing queries inside
+        # a payload, so nothing needed jsonb's operators or index.
+        [f"ALTER TABLE {schema}.memory_records ALTER COLUMN payload TYPE json USING payload::json"],
     ]
 
 
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 """The schema version this code writes; a newer database is refused."""
 
 

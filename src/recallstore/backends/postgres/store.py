@@ -28,6 +28,7 @@ from recallstore.backends.base import (
 )
 from recallstore.backends.journal import DEFAULT_JOURNAL, JournalSettings
 from recallstore.backends.postgres import vectors as vectors
+from recallstore.backends.postgres.forget import forget_scope
 from recallstore.backends.postgres.journal import (
     JournalListener,
     JournalTable,
@@ -167,21 +168,21 @@ class PostgresMemoryStore(
         except Exception as exc:
             await pool.close()
             raise StoreUnavailableError(self._target, f"cannot connect: {exc}") from None
+        # Any failure up to here (a lock timeout on the first read too) closes the pool.
         try:
             async with pool.connection() as conn:
                 await migrate(conn, self._schema, self._target)
                 if self._embedder is not None:
                     await vectors.record_embedder(conn, self._schema, self._target, self._embedder)
+                cursor = await conn.execute(f"SELECT max(created_at) FROM {self._table}")
+                newest = await cursor.fetchone()
         except psycopg.Error as exc:
             await pool.close()
-            raise StoreUnavailableError(self._target, f"cannot prepare schema: {exc}") from None
+            raise StoreUnavailableError(self._target, f"cannot open: {exc}") from None
         except BaseException:
             await pool.close()
             raise
         self._pool = pool
-        async with self._reading() as conn:
-            cursor = await conn.execute(f"SELECT max(created_at) FROM {self._table}")
-            newest = await cursor.fetchone()
         if newest is not None and newest[0] is not None:
             self._clock.observe(newest[0])
         await self._start_journal()
@@ -288,6 +289,8 @@ class PostgresMemoryStore(
             await handle.execute(self._insert_sql + values, params)
         made = self._vectors_of(records)
         if made is not None:
+            target, given = self._vector_check
+            await vectors.check_embedder(handle, self._schema, target, given, lock=True)
             await vectors.insert_vectors(handle, self._schema, records, made)
 
     async def _update(self, handle: AsyncConnection[Any], id: str, changes: RecordChanges) -> None:
@@ -308,15 +311,9 @@ class PostgresMemoryStore(
     async def _forget(
         self, handle: AsyncConnection[Any], scope: Mapping[str, str]
     ) -> list[tuple[str, str]]:
-        """One statement (``scope @>`` on the GIN index); dead rows wait for VACUUM."""
-        from psycopg.types.json import Jsonb
-
-        cursor = await handle.execute(
-            f"DELETE FROM {self._table} WHERE scope @> %s RETURNING id, kind, created_at",
-            (Jsonb(dict(scope)),),
-        )
-        rows = sorted(await cursor.fetchall(), key=lambda row: (row[2], row[0]))
-        return [(row[0], row[1]) for row in rows]
+        """Every pass of ``scope @>`` (the GIN index) it takes (``postgres.forget``);
+        dead rows wait for VACUUM."""
+        return await forget_scope(handle, self._table, scope)
 
     async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
         """Oldest first, from one snapshot (a REPEATABLE READ transaction)."""
@@ -378,11 +375,16 @@ class PostgresMemoryStore(
         self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
     ) -> list[tuple[float, str]]:
         async with self._reading() as conn:
-            return await vectors.nearest_ids(conn, self._schema, query, vector, n, now)
+            return await vectors.nearest_ids(
+                conn, self._schema, query, vector, n, now, self._vector_check
+            )
+
+    async def _lock_embedder(self, handle: AsyncConnection[Any]) -> None:
+        await vectors.lock_embedder(handle, self._schema)
 
 
 def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
-    from psycopg.types.json import Jsonb
+    from psycopg.types.json import Json, Jsonb
 
     data = record.model_dump(mode="json")
     return (
@@ -399,7 +401,7 @@ def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
         record.superseded_by,
         record.expires_at,
         None if record.target is None else Jsonb(data["target"]),
-        None if record.payload is None else Jsonb(record.payload),
+        None if record.payload is None else Json(record.payload),  # json: as written
         Jsonb(data["supports"]),
         record.idempotency_key,
         *index_stems(record.content, record.scope),

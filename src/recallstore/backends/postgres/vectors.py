@@ -17,13 +17,21 @@ from typing import TYPE_CHECKING, Any
 
 from recallstore.backends._vectors import Matrix, numpy, top_cosine
 from recallstore.embedding import Embedder
-from recallstore.errors import EmbedderMismatchError
+from recallstore.errors import EmbedderMismatchError, EmbedderSwitchedError
 from recallstore.records import MemoryRecord, MemorySearchQuery
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["insert_vectors", "migration", "nearest_ids", "record_embedder", "replace_vectors"]
+__all__ = [
+    "check_embedder",
+    "insert_vectors",
+    "lock_embedder",
+    "migration",
+    "nearest_ids",
+    "record_embedder",
+    "replace_vectors",
+]
 
 
 def migration(schema: str) -> list[str]:
@@ -61,6 +69,35 @@ async def record_embedder(
         raise EmbedderMismatchError(target, (str(row[0]), int(row[1])), given)
 
 
+async def check_embedder(
+    conn: AsyncConnection[Any],
+    schema: str,
+    target: str,
+    given: tuple[str, int],
+    *,
+    lock: bool = False,
+) -> None:
+    """:class:`EmbedderSwitchedError` unless the recorded embedder is still ``given``
+    (name, dimension): another process may have run ``reembed`` since we opened.
+
+    With ``lock`` (a write transaction) the row is held ``FOR SHARE`` until the commit:
+    a ``reembed`` (which locks it ``FOR UPDATE`` first, :func:`lock_embedder`) waits
+    for our vectors and replaces them, or we wait for it and see its embedder.
+    """
+    cursor = await conn.execute(
+        f"SELECT name, dimension FROM {schema}.memory_embedder" + (" FOR SHARE" if lock else "")
+    )
+    row = await cursor.fetchone()
+    if row is not None and (str(row[0]), int(row[1])) != given:
+        raise EmbedderSwitchedError(target, (str(row[0]), int(row[1])), given)
+
+
+async def lock_embedder(conn: AsyncConnection[Any], schema: str) -> None:
+    """Hold the recorded embedder ``FOR UPDATE`` until the transaction ends (``reembed``,
+    before it reads the records): writers of vectors wait, see :func:`check_embedder`."""
+    await conn.execute(f"SELECT 1 FROM {schema}.memory_embedder FOR UPDATE")
+
+
 async def insert_vectors(
     conn: AsyncConnection[Any],
     schema: str,
@@ -86,22 +123,32 @@ async def nearest_ids(
     vector: Matrix,
     n: int,
     now: datetime,
+    embedder: tuple[str, tuple[str, int]],
 ) -> list[tuple[float, str]]:
-    """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``."""
+    """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``.
+
+    ``embedder`` is the store's target and its embedder's (name, dimension), checked
+    against the recorded one in the snapshot the vectors are read from; a vector of
+    another length is left out, never compared.
+    """
     # Here, not at the top: _postgres_search imports the schema, which imports us.
     from recallstore.backends.postgres.search import filter_clauses
 
     np = numpy()
+    target, given = embedder
     where, params, in_scope = filter_clauses(query, now)
     if in_scope is not None:
         where, params = ["r.search_text @@ %s::tsquery", *where], [in_scope, *params]
-    cursor = await conn.execute(
-        f"SELECT r.id, v.vector FROM {schema}.memory_records AS r "
-        f"JOIN {schema}.memory_vectors AS v ON v.record_id = r.id "
-        f"WHERE {' AND '.join(where) or 'TRUE'}",
-        params,
-    )
-    rows = await cursor.fetchall()
+    async with conn.transaction():
+        await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        await check_embedder(conn, schema, target, given)
+        cursor = await conn.execute(
+            f"SELECT r.id, v.vector FROM {schema}.memory_records AS r "
+            f"JOIN {schema}.memory_vectors AS v ON v.record_id = r.id "
+            f"WHERE {' AND '.join(where) or 'TRUE'}",
+            params,
+        )
+        rows = [row for row in await cursor.fetchall() if len(row[1]) == given[1]]
     if not rows:
         return []
     matrix = np.asarray([row[1] for row in rows], dtype=np.float32)

@@ -53,7 +53,6 @@ from recallstore.backends.sqlite.rows import (
     COLUMN_NAMES,
     COLUMNS,
     RECORD_COLUMNS,
-    execute_many,
     execute_now,
     fetchone_now,
     listing_hits,
@@ -134,7 +133,7 @@ class SqliteMemoryStore(
         super().__init__(clock=clock, ids=ids, journal=journal)
         self._driver: SqliteDriver = choose_sqlite(sqlite_driver)
         self._init_hybrid(embedder)
-        self._vector_cache = vectors.VectorCache()
+        self._vector_cache = vectors.VectorCache(lambda: self._vector_check)
         # Absolute, so SQLite never reads a name like ":memory:" as a non-durable database.
         self.path = Path(path).expanduser().absolute()
         # Benchmarks and trials change these through backends._tuning.tune, before open().
@@ -258,13 +257,13 @@ class SqliteMemoryStore(
                     self._wal.settle(await self._scrub_wal(conn))
                 await conn.close()
 
-    async def _scrub_wal_when_free(self) -> bool | None:
+    async def _scrub_wal_when_free(self, wait_ms: int = ATTEMPT_WAIT_MS) -> bool | None:
         """One WAL scrub with the connection held; None when the store is closed."""
         async with self._lock:
             if self._conn is None:
                 return None
             await self._commits.settle()
-            return await self._scrub_wal(self._conn)
+            return await self._scrub_wal(self._conn, wait_ms=wait_ms)
 
     @property
     def _is_open(self) -> bool:
@@ -291,15 +290,16 @@ class SqliteMemoryStore(
     def _writing(self) -> AbstractAsyncContextManager[aiosqlite.Connection]:
         """This call's part of a ``BEGIN IMMEDIATE`` transaction that the write calls
         queued at the same time share (group commit, see ``sqlite.commit``): it lands
-        or is rolled back alone, and returns once the transaction is committed.
+        or is rolled back alone, and returns once the transaction is committed. A WAL
+        scrub still owed is tried first (``WalScrub.scrubbed_then``).
 
-        Inside it, run every statement through ``self._commits.later`` (no result
-        needed: kept with the call, run at the commit) or ``self._commits.now`` (a
-        result needed), never ``conn.execute`` on the handle: only those two run in the
-        call's savepoint. A row that must be atomic with the call (a journal entry)
-        goes through ``later`` like the inserts.
+        Inside it, run every statement through ``self._commits.later`` (kept with the
+        call, run at the commit) or ``self._commits.now`` (a result needed), never
+        ``conn.execute`` on the handle: only those two run in the call's savepoint (a
+        journal entry, atomic with the call, goes through ``later`` like the inserts).
         """
-        return self._commits.call(self._connection)
+        writing = self._commits.call(self._connection)
+        return self._wal.scrubbed_then(writing) if self._wal.pending else writing
 
     def _connection(self) -> aiosqlite.Connection:
         """The open connection; :class:`StoreUnavailableError` when closed."""
@@ -340,7 +340,7 @@ class SqliteMemoryStore(
         self._commits.later(insert_now, PendingInsert(records))
         made = self._vectors_of(records)
         if made is not None:
-            self._commits.later(execute_many, vectors.vector_statements(records, made))
+            self._commits.later(vectors.store_vectors_now, self._vector_check, records, made)
 
     async def _update(self, handle: aiosqlite.Connection, id: str, changes: RecordChanges) -> None:
         names = sorted(changes)  # field names from the base class, never user text

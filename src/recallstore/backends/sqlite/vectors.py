@@ -21,7 +21,7 @@ costs, as keyword search does:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
@@ -29,7 +29,13 @@ from typing import TYPE_CHECKING, Any, Final
 import aiosqlite
 
 from recallstore.backends._vectors import Matrix, VectorRows, from_blobs, to_blob, top_cosine
-from recallstore.backends.sqlite.rows import RECORD_COLUMNS, fetchone, on_thread, record_from_row
+from recallstore.backends.sqlite.rows import (
+    RECORD_COLUMNS,
+    execute_many,
+    fetchone,
+    on_thread,
+    record_from_row,
+)
 from recallstore.backends.sqlite.search import (
     _CHECK,
     _LOOKUP,
@@ -38,7 +44,7 @@ from recallstore.backends.sqlite.search import (
     narrowest_within_now,
 )
 from recallstore.embedding import Embedder
-from recallstore.errors import EmbedderMismatchError
+from recallstore.errors import EmbedderMismatchError, EmbedderSwitchedError
 from recallstore.records import MemoryRecord, MemorySearchQuery, format_timestamp
 from recallstore.store import utc_now
 
@@ -51,9 +57,11 @@ __all__ = [
     "SqliteVectorPrimitives",
     "VectorCache",
     "all_rows",
+    "check_embedder_now",
     "nearest_now",
     "record_embedder",
     "replace_now",
+    "store_vectors_now",
     "stored_embedder",
     "vector_statements",
 ]
@@ -121,6 +129,39 @@ async def record_embedder(conn: aiosqlite.Connection, target: str, embedder: Emb
         raise EmbedderMismatchError(target, stored[:2], given)
 
 
+def check_embedder_now(db: sqlite3.Connection, target: str, given: tuple[str, int]) -> None:
+    """:class:`EmbedderSwitchedError` unless the file still records the embedder
+    ``given`` (name, dimension); in a write call, so no vector of another model lands
+    (another process may have run ``reembed`` since this store opened)."""
+    _check_stored(db.execute(_STORED).fetchone(), target, given)
+
+
+_STORED: Final = "SELECT name, dimension, generation FROM memory_embedder"
+
+
+def _check_stored(row: Any, target: str, given: tuple[str, int]) -> int | None:
+    """The generation of the stored embedder ``row``, after checking it is ``given``."""
+    if row is None:
+        return None
+    stored = (str(row[0]), int(row[1]))
+    if stored != given:
+        raise EmbedderSwitchedError(target, stored, given)
+    return int(row[2])
+
+
+def store_vectors_now(
+    db: sqlite3.Connection,
+    expected: tuple[str, tuple[str, int]],
+    records: Sequence[MemoryRecord],
+    vectors: Sequence[Matrix],
+) -> None:
+    """Store ``vectors`` beside ``records`` (see :func:`vector_statements`) once
+    :func:`check_embedder_now` found the file's embedder still ``expected`` (target,
+    (name, dimension)); in the write call, on the connection's thread."""
+    check_embedder_now(db, *expected)
+    execute_many(db, vector_statements(records, vectors))
+
+
 def all_rows(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
     """Every record's row (for ``reembed``), on the connection's thread."""
     return [tuple(row) for row in db.execute(f"SELECT {RECORD_COLUMNS} FROM memory_records AS r")]
@@ -150,7 +191,9 @@ class VectorCache:
     records may linger until then; :func:`nearest_now` checks every candidate's record.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, expected: Callable[[], tuple[str, tuple[str, int]]]) -> None:
+        # The store's target and its embedder's (name, dimension), as it is now.
+        self._expected = expected
         self._version: tuple[int, int] | None = None
         self._generation: int | None = None
         self._last = 0
@@ -159,25 +202,33 @@ class VectorCache:
         self._ids: list[str] = []
         self._row: dict[int, int] = {}
 
-    def load(self, db: sqlite3.Connection, dimension: int) -> VectorRows:
+    def load(self, db: sqlite3.Connection) -> VectorRows:
         """The vectors (a row each, see :meth:`record`), current; on the connection's
-        thread."""
+        thread. :class:`EmbedderSwitchedError` when the file no longer records the
+        store's embedder (``expected``): another process ran ``reembed``.
+
+        A vector of another length than that embedder's is left out, never reshaped.
+        """
+        target, given = self._expected()
+        dimension = given[1]
         row = db.execute("PRAGMA data_version").fetchone()
         version = (int(row[0]) if row is not None else 0, db.total_changes)
         if version != self._version:
-            stored = db.execute("SELECT generation FROM memory_embedder").fetchone()
-            generation = None if stored is None else int(stored[0])
+            generation = _check_stored(db.execute(_STORED).fetchone(), target, given)
             if generation != self._generation or self._rows is None:
                 self._generation, self._last = generation, 0
                 self._rows = VectorRows(dimension)
                 self._seqs, self._ids, self._row = [], [], {}
             rows = db.execute(_VECTORS_SINCE, (self._last,)).fetchall()
             if rows:
+                self._last = int(rows[-1][0])
+                size = 4 * dimension
+                rows = [r for r in rows if len(r[3]) == size]
+            if rows:
                 self._add(
                     [(int(r[1]), str(r[2])) for r in rows],
                     from_blobs([bytes(r[3]) for r in rows], dimension),
                 )
-                self._last = int(rows[-1][0])
             self._version = version
         assert self._rows is not None
         return self._rows
@@ -256,7 +307,8 @@ def nearest_now(
     cache: VectorCache,
 ) -> list[tuple[float, str]]:
     """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``,
-    as (cosine, id), best first; on the connection's thread.
+    as (cosine, id), best first; on the connection's thread (the file's embedder is
+    checked first, :meth:`VectorCache.load`).
 
     The vectors come from ``cache``. Within a scope of at most :data:`SCAN_SCOPE`
     records, the scope's records passing the filters are listed first (through the
@@ -264,7 +316,7 @@ def nearest_now(
     whole cache (:meth:`VectorRows.closest`) are checked against the filters, best
     first, ``n`` at a time, widening until ``n`` pass.
     """
-    rows = cache.load(db, int(vector.shape[0]))
+    rows = cache.load(db)
     pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
     driver = narrowest_within_now(db, pairs, SCAN_SCOPE)
     if driver is not None:
@@ -310,6 +362,9 @@ class SqliteVectorPrimitives:
     if TYPE_CHECKING:
         _commits: GroupCommit
         _vector_cache: VectorCache
+
+        @property
+        def _vector_check(self) -> tuple[str, tuple[str, int]]: ...
 
         def _reading(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
 

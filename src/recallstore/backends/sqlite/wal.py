@@ -6,15 +6,16 @@ and empties it. That checkpoint cannot finish while another connection reads an
 older snapshot, and waiting for that reader inside ``delete`` would stall it for the
 whole busy timeout. So one attempt waits only briefly; when a reader is in the way
 the store remembers the debt and retries — in the background, and at every later
-call on the store and at its close — until a checkpoint succeeds.
+call on the store (a read or a write) and at its close — until a checkpoint succeeds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Final, TypeVar
 
 import aiosqlite
 
@@ -65,14 +66,17 @@ async def truncate_wal(
     return row is not None and int(row[0]) == 0
 
 
+_Handle = TypeVar("_Handle")
+
+
 class WalScrub:
     """Whether deleted content may still be in the WAL, and the background retries.
 
-    ``attempt`` runs one :func:`truncate_wal` with the store's connection held (it
-    takes the store's lock) and returns its result, or None when the store is closed.
+    ``attempt(wait_ms)`` runs one :func:`truncate_wal` with the store's connection held
+    (it takes the store's lock) and returns its result, or None when the store is closed.
     """
 
-    def __init__(self, attempt: Callable[[], Awaitable[bool | None]]) -> None:
+    def __init__(self, attempt: Callable[[int], Awaitable[bool | None]]) -> None:
         self.pending = False
         self._attempt = attempt
         self._task: asyncio.Task[None] | None = None
@@ -96,11 +100,25 @@ class WalScrub:
             await asyncio.sleep(delay)
             if not self.pending:
                 return
-            emptied = await self._attempt()
+            emptied = await self._attempt(ATTEMPT_WAIT_MS)
             if emptied is None:  # the store was closed
                 return
             self.settle(emptied)
             delay = min(delay * 2, RETRY_MAX_INTERVAL)
+
+    @asynccontextmanager
+    async def scrubbed_then(
+        self, writing: AbstractAsyncContextManager[_Handle]
+    ) -> AsyncIterator[_Handle]:
+        """``writing`` (a write call's transaction) after one attempt without waiting:
+        deleted text still owed a scrub leaves the log at the start of a later write,
+        not only of a later read, also once the background retries gave up
+        (:data:`RETRY_FOR_SECONDS`)."""
+        emptied = await self._attempt(0)
+        if emptied is not None:
+            self.settle(emptied)
+        async with writing as handle:
+            yield handle
 
     async def stop(self) -> None:
         """Cancel the background retries (the store is closing)."""
