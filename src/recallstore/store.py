@@ -18,11 +18,13 @@ from recallstore.errors import ConfigurationError, MemoryConflictError, MemoryVa
 from recallstore.records import (
     _FIRST_YEAR,
     _MAX_ID_CHARS,
+    MAX_OBSERVED_SKEW,
     MemoryHit,
     MemoryRecord,
     MemorySearchQuery,
     MemoryStoreCapabilities,
     MemoryWriteInput,
+    format_timestamp,
 )
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "SupportsForget",
     "SupportsImportRecords",
     "check_import_batch",
+    "check_observed_at",
     "common_scope",
     "deterministic_ids",
     "ids_from",
@@ -49,6 +52,7 @@ __all__ = [
     "new_record_id",
     "new_record_ids",
     "newest_timestamp",
+    "observed_at_saved",
     "query_terms",
     "record_from_input",
     "records_from_inputs",
@@ -320,13 +324,35 @@ def record_from_input(inp: MemoryWriteInput, *, record_id: str, now: datetime) -
     the record is assembled without validating the same fields again (that second
     pass was a third of a batch write's time); anything else takes the validating path.
     """
+    check_observed_at(inp.observed_at, now)
     if now.tzinfo is UTC and now.year >= _FIRST_YEAR and is_valid_record_id(record_id):
         return _assembled(inp, record_id, now)
     # Not what a store hands in: the validating path, which normalises or refuses.
     dumped = inp.model_dump(exclude={"supersedes"})
+    dumped["observed_at"] = observed_at_saved(inp.observed_at, now)
     return MemoryRecord.model_validate(
         {**dumped, "id": record_id, "created_at": now, "updated_at": now}
     )
+
+
+def check_observed_at(
+    observed_at: datetime | None, now: datetime, field: str = "observed_at"
+) -> None:
+    """Refuse an ``observed_at`` more than ``MAX_OBSERVED_SKEW`` after ``now`` (the
+    store's clock), a memory of the future: :class:`MemoryValidationError` on ``field``."""
+    if observed_at is not None and observed_at > now + MAX_OBSERVED_SKEW:
+        raise MemoryValidationError(
+            field,
+            f"{format_timestamp(observed_at)} is in the future (the store's clock reads "
+            f"{format_timestamp(now)}; at most {MAX_OBSERVED_SKEW} of clock skew is allowed)",
+            observed_at,
+        )
+
+
+def observed_at_saved(observed_at: datetime | None, now: datetime) -> datetime:
+    """A new record's ``observed_at``: as given, or ``now`` when none is given or it lies
+    after ``now`` (within ``MAX_OBSERVED_SKEW``, which the store checked)."""
+    return now if observed_at is None or observed_at > now else observed_at
 
 
 def records_from_inputs(
@@ -415,6 +441,7 @@ def _assembled(inp: MemoryWriteInput, record_id: str, now: datetime) -> MemoryRe
         "invalid_at": None,
         "invalid_reason": None,
         "superseded_by": None,
+        "observed_at": observed_at_saved(given["observed_at"], now),
     }
     record = MemoryRecord.__new__(MemoryRecord)
     _set = object.__setattr__

@@ -84,6 +84,9 @@ def run_kit(
         pytest.param("NoOpDelete", "S5", id="no-op-delete"),
         pytest.param("ExactMatchEmptyScopeListing", "S7", id="exact-match-empty-scope"),
         pytest.param("NonInvalidatingSupersede", "S3", id="non-invalidating-supersede"),
+        pytest.param("IgnoresAsOf", "S19", id="ignores-as-of"),
+        pytest.param("ClosedObservedWindow", "S18", id="closed-observed-window"),
+        pytest.param("WindowOnCreatedAt", "S18", id="window-on-created-at"),
     ],
 )
 def test_the_whole_kit_ends_quickly_and_its_first_failure_names_the_broken_rule(

@@ -246,10 +246,13 @@ def migrations(schema: str) -> list[Sequence[Step]]:
         ],
         # Hybrid search: vectors beside the records, and the embedder that made them.
         vector_migration(schema),
+        # Memories in time (issue 26): when the remembered thing was said or happened;
+        # NULL means at the save (created_at), so adding it rewrites no row.
+        [f"ALTER TABLE {schema}.memory_records ADD COLUMN observed_at timestamptz"],
     ]
 
 
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 """The schema version this code writes; a newer database is refused."""
 
 

@@ -65,6 +65,11 @@ RULES: dict[str, str] = {
     "S17": "forget(scope) deletes, in one transaction, every record whose scope contains the "
     "non-empty scope (S7's match), as delete would (S5), and returns how many; an empty scope "
     "is a MemoryValidationError and deletes nothing",
+    "S18": "a record's observed_at is as written, created_at when none was given, and at "
+    "most MAX_OBSERVED_SKEW after the store's clock; observed_after <= observed_at < "
+    "observed_before (a half-open window) filters on it, within the scope",
+    "S19": "as_of=T returns the records valid at T: created_at <= T, invalid_at None or > T "
+    "(include_invalidated still widens), expires_at None or > T (include_expired still widens)",
     "lifecycle": "a store is an async context manager; once closed, every protocol method "
     "raises StoreUnavailableError",
     "ext": "export_records streams every record in a scope oldest first; import_records "

@@ -1,0 +1,77 @@
+"""Schema version 8: ``observed_at`` (issue 26), NULL where it equals ``created_at``.
+
+A version-7 file migrates in place: its records read back with ``observed_at`` equal
+to their ``created_at``, the step is recorded, and records written afterwards keep an
+observed time of their own, found by the observed window.
+"""
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from recallstore import MemorySearchQuery, MemoryWriteInput
+from recallstore.backends._sqlite_schema import MIGRATIONS, SCHEMA_VERSION
+from recallstore.backends.sqlite import SqliteMemoryStore
+
+_MONDAY = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
+
+
+def _downgrade_to_7(db: Path) -> None:
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        conn.executescript(
+            """
+            BEGIN;
+            ALTER TABLE memory_records DROP COLUMN observed_at;
+            DELETE FROM schema_migrations WHERE version >= 8;
+            PRAGMA user_version = 7;
+            COMMIT;
+            """
+        )
+    finally:
+        conn.close()
+
+
+def _sql(db: Path, statement: str) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(statement).fetchall()
+    finally:
+        conn.close()
+
+
+def test_version_8_is_the_eighth_step_and_only_adds_a_column() -> None:
+    assert [version for version, _ in MIGRATIONS][7] == 8 <= SCHEMA_VERSION
+    (_, statements) = MIGRATIONS[7]
+    assert statements == ("ALTER TABLE memory_records ADD COLUMN observed_at TEXT",)
+
+
+async def test_a_version_7_file_migrates_and_its_records_were_observed_when_saved(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "memory.db"
+    async with SqliteMemoryStore(db) as store:
+        old = await store.write(
+            [MemoryWriteInput(scope={"user": "u"}, content=f"bees {n}") for n in range(3)]
+        )
+    _downgrade_to_7(db)
+    assert "observed_at" not in {row[1] for row in _sql(db, "PRAGMA table_info(memory_records)")}
+    async with SqliteMemoryStore(db) as store:
+        for record in old:
+            assert await store.get(record.id) == record
+            assert record.observed_at == record.created_at
+        (dated,) = await store.write(
+            [MemoryWriteInput(scope={"user": "u"}, content="bees monday", observed_at=_MONDAY)]
+        )
+        window = MemorySearchQuery(
+            scope={"user": "u"}, observed_after=_MONDAY, observed_before=_MONDAY + timedelta(1)
+        )
+        assert [hit.record.id for hit in await store.search(window)] == [dated.id]
+        assert [
+            hit.record.id for hit in await store.search(window.model_copy(update={"query": "bees"}))
+        ] == [dated.id]
+    assert _sql(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
+    assert (8,) in _sql(db, "SELECT version FROM schema_migrations")
+    # Only the record observed before its save has a value; the rest stay NULL.
+    stored = _sql(db, "SELECT id, observed_at FROM memory_records WHERE observed_at IS NOT NULL")
+    assert stored == [(dated.id, "2025-03-03T09:00:00.000000Z")]
