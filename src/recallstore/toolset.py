@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from recallstore._tool_time import SearchedWindow, Since, Until, searched_window
 from recallstore.errors import ConfigurationError
 from recallstore.records import MAX_TAG_CHARS, MemoryHit, MemoryKind, MemoryRecord
 from recallstore.tools import ToolArguments, ToolFailure, ToolResult, ToolSpec
@@ -94,16 +95,33 @@ class MemoryView(BaseModel):
     content: str
     tags: list[str]
     date: str = Field(description="The day the memory was saved (YYYY-MM-DD, UTC).")
+    observed: str | None = Field(
+        default=None,
+        description="The day the remembered thing was said or happened, when not the day "
+        "it was saved (YYYY-MM-DD, UTC).",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_empty_observed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Most memories were said the day they were saved: no "observed": null on each.
+        data: dict[str, Any] = handler(self)
+        if data.get("observed") is None:
+            data.pop("observed", None)
+        return data
 
     @classmethod
     def of(cls, record: MemoryRecord) -> MemoryView:
         """The view of ``record``."""
+        saved, observed = (
+            moment.strftime("%Y-%m-%d") for moment in (record.created_at, record.observed_at)
+        )
         return cls(
             id=record.id,
             kind=record.kind,
             content=record.content,
             tags=list(record.tags),
-            date=record.created_at.strftime("%Y-%m-%d"),
+            date=saved,
+            observed=None if observed == saved else observed,
         )
 
 
@@ -156,6 +174,8 @@ class SearchArguments(ToolArguments):
     kinds: _Kinds = None
     tags: _Tags = None
     limit: _Limit = DEFAULT_TOOL_LIMIT
+    since: Since = None
+    until: Until = None
 
 
 class ListArguments(ToolArguments):
@@ -164,6 +184,8 @@ class ListArguments(ToolArguments):
     kinds: _Kinds = None
     tags: _Tags = None
     limit: _Limit = DEFAULT_TOOL_LIMIT
+    since: Since = None
+    until: Until = None
 
 
 class InvalidateArguments(ToolArguments):
@@ -193,12 +215,21 @@ class MemoriesResult(ToolResult):
 
     count: int
     memories: list[MemoryView]
+    window: SearchedWindow | None = None
+    """The time window searched, when ``since`` or ``until`` was given."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_window(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("window") is None:
+            data.pop("window", None)
+        return data
 
     @classmethod
-    def of(cls, hits: Iterable[MemoryHit]) -> MemoriesResult:
-        """The result listing ``hits`` in order."""
+    def of(cls, hits: Iterable[MemoryHit], window: SearchedWindow | None = None) -> MemoriesResult:
+        """The result listing ``hits`` in order (searched within ``window``)."""
         views = [MemoryView.of(hit.record) for hit in hits]
-        return cls(count=len(views), memories=views)
+        return cls(count=len(views), memories=views, window=window)
 
 
 class InvalidateResult(ToolResult):
@@ -222,13 +253,28 @@ async def _search(memory: ScopedMemory, args: SearchArguments) -> MemoriesResult
             "query must contain words to search for; use memory_list to see recent memories",
             ["query"],
         )
-    hits = await memory.search(args.query, kinds=args.kinds, tags=args.tags, limit=args.limit)
-    return MemoriesResult.of(hits)
+    window, echo = searched_window(memory, args.since, args.until)
+    hits = await memory.search(
+        args.query,
+        kinds=args.kinds,
+        tags=args.tags,
+        limit=args.limit,
+        observed_after=window.start,
+        observed_before=window.end,
+    )
+    return MemoriesResult.of(hits, echo)
 
 
 async def _list(memory: ScopedMemory, args: ListArguments) -> MemoriesResult:
-    hits = await memory.search(kinds=args.kinds, tags=args.tags, limit=args.limit)
-    return MemoriesResult.of(hits)
+    window, echo = searched_window(memory, args.since, args.until)
+    hits = await memory.search(
+        kinds=args.kinds,
+        tags=args.tags,
+        limit=args.limit,
+        observed_after=window.start,
+        observed_before=window.end,
+    )
+    return MemoriesResult.of(hits, echo)
 
 
 async def _invalidate(memory: ScopedMemory, args: InvalidateArguments) -> InvalidateResult:
