@@ -87,18 +87,25 @@ class _EntryLine:
     kind: str
     id: str
     text: str
+    observed: str | None = None
+    """The day the thing was said, when it is not the day it was saved."""
 
 
 def _entry_lines(records: Iterable[MemoryRecord]) -> list[_EntryLine]:
-    return [
-        _EntryLine(
-            date=record.created_at.strftime("%Y-%m-%d"),
-            kind=record.kind,
-            id=escape_memory_text(record.id),
-            text=escape_memory_text(record.content),
+    lines = []
+    for record in records:
+        saved = record.created_at.strftime("%Y-%m-%d")
+        observed = record.observed_at.strftime("%Y-%m-%d")
+        lines.append(
+            _EntryLine(
+                date=saved,
+                kind=record.kind,
+                id=escape_memory_text(record.id),
+                text=escape_memory_text(record.content),
+                observed=None if observed == saved else observed,
+            )
         )
-        for record in records
-    ]
+    return lines
 
 
 @dataclass(frozen=True, slots=True)
