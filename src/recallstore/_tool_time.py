@@ -10,17 +10,19 @@ with examples that work.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from recallstore._time_query import time_boosted_search
 from recallstore._when import TimeWindow, UnknownTimePhrase, resolve_since_until
+from recallstore.records import MemoryHit
 from recallstore.tools import ToolFailure
 
 if TYPE_CHECKING:
     from recallstore.scoped_memory import ScopedMemory
 
-__all__ = ["SearchedWindow", "Since", "Until", "searched_window"]
+__all__ = ["SearchedWindow", "Since", "Until", "search_with_query_time", "searched_window"]
 
 _MAX_PHRASE_CHARS = 64
 
@@ -56,6 +58,11 @@ class SearchedWindow(BaseModel):
     since: str | None = Field(description="Start of the window (inclusive), ISO 8601.")
     until: str | None = Field(description="End of the window (exclusive), ISO 8601.")
     time_zone: str = Field(description="The zone the phrases were read in.")
+    from_query: str | None = Field(
+        default=None,
+        description="The time phrase read from the query, when since/until were not given: "
+        "memories inside the window come first, then the query's other matches.",
+    )
 
 
 def searched_window(
@@ -81,3 +88,30 @@ def searched_window(
         raise ToolFailure("invalid_arguments", str(exc), ["since", "until"]) from None
     start, end = window.local(zone)
     return window, SearchedWindow(since=start, until=end, time_zone=str(zone or "UTC"))
+
+
+async def search_with_query_time(
+    memory: ScopedMemory, query: str, **filters: Any
+) -> tuple[list[MemoryHit], SearchedWindow | None]:
+    """``memory.search(query)`` with the query's own time phrase, if any, as a boost
+    (``recallstore._time_query``), and the window it named for the result to echo."""
+    limit: int = filters.pop("limit")
+
+    async def search(text: str, window: TimeWindow, count: int) -> list[MemoryHit]:
+        return await memory.search(
+            text,
+            limit=count,
+            observed_after=window.start,
+            observed_before=window.end,
+            **filters,
+        )
+
+    zone = memory.time_zone
+    hits, found = await time_boosted_search(search, query, limit, memory.now(), zone)
+    if found is None or not found.rest.strip():
+        return hits, None
+    start, end = found.window.local(zone)
+    echo = SearchedWindow(
+        since=start, until=end, time_zone=str(zone or "UTC"), from_query=found.phrase
+    )
+    return hits, echo

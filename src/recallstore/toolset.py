@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from recallstore._tool_time import SearchedWindow, Since, Until, searched_window
+from recallstore._tool_time import (
+    SearchedWindow,
+    Since,
+    Until,
+    search_with_query_time,
+    searched_window,
+)
 from recallstore.errors import ConfigurationError
 from recallstore.records import MAX_TAG_CHARS, MemoryHit, MemoryKind, MemoryRecord
 from recallstore.tools import ToolArguments, ToolFailure, ToolResult, ToolSpec
@@ -254,6 +260,12 @@ async def _search(memory: ScopedMemory, args: SearchArguments) -> MemoriesResult
             ["query"],
         )
     window, echo = searched_window(memory, args.since, args.until)
+    if echo is None:
+        # No window asked for: a time phrase in the query itself ranks its window first.
+        found, echo = await search_with_query_time(
+            memory, args.query, kinds=args.kinds, tags=args.tags, limit=args.limit
+        )
+        return MemoriesResult.of(found, echo)
     hits = await memory.search(
         args.query,
         kinds=args.kinds,

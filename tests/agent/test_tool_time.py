@@ -11,9 +11,11 @@ import pytest
 
 from recallstore import InMemoryMemoryStore, MemoryToolbox, MemoryWriteInput
 from recallstore.errors import ConfigurationError
+from recallstore.recall import assemble_recall
 
 NOW = datetime(2024, 3, 1, 10, 0, tzinfo=UTC)  # Friday 11:00 in Berlin, after Feb 29
 USER = {"user": "ana"}
+LISBON = "trip to Lisbon booked, with flights and a flat near the river in Alfama"
 
 
 def _at(text: str) -> datetime:
@@ -24,9 +26,7 @@ async def _stocked() -> InMemoryMemoryStore:
     store = InMemoryMemoryStore(clock=lambda: NOW)
     await store.write(
         [
-            MemoryWriteInput(
-                scope=USER, content="trip to Lisbon booked", observed_at=_at("2024-02-20T09:00")
-            ),
+            MemoryWriteInput(scope=USER, content=LISBON, observed_at=_at("2024-02-20T09:00")),
             MemoryWriteInput(
                 scope=USER, content="trip budget is 900 euros", observed_at=_at("2024-02-29T12:00")
             ),
@@ -52,11 +52,12 @@ async def test_search_since_and_until_last_week_finds_what_was_said_last_week() 
     result = await toolbox.call(
         "memory_search", {"query": "trip", "since": "last week", "until": "last week"}
     )
-    assert _contents(result) == ["trip to Lisbon booked"]
+    assert _contents(result) == [LISBON]
     assert result["window"] == {
         "since": "2024-02-19T00:00:00+01:00",
         "until": "2024-02-26T00:00:00+01:00",
         "time_zone": "Europe/Berlin",
+        "from_query": None,
     }
     plain = await toolbox.call("memory_search", {"query": "trip"})
     assert len(_contents(plain)) == 4
@@ -99,11 +100,41 @@ async def test_the_observed_day_is_shown_where_it_is_not_the_day_of_saving() -> 
     toolbox = MemoryToolbox(await _stocked(), USER, clock=lambda: NOW)
     result = await toolbox.call("memory_list", {})
     views = {memory["content"]: memory for memory in result["memories"]}
-    assert views["trip to Lisbon booked"]["observed"] == "2024-02-20"
-    assert views["trip to Lisbon booked"]["date"] == "2024-03-01"
+    assert views[LISBON]["observed"] == "2024-02-20"
+    assert views[LISBON]["date"] == "2024-03-01"
     assert "observed" not in views["trip with the dog today"]
 
 
 def test_a_time_zone_that_does_not_exist_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="Mars/Olympus"):
         MemoryToolbox(InMemoryMemoryStore(), USER, time_zone="Mars/Olympus")
+
+
+async def test_a_time_phrase_in_the_query_ranks_its_window_first_and_is_echoed() -> None:
+    toolbox = MemoryToolbox(await _stocked(), USER, time_zone="Europe/Berlin", clock=lambda: NOW)
+    result = await toolbox.call("memory_search", {"query": "what about the trip last week"})
+    contents = _contents(result)
+    assert contents[0] == LISBON
+    # A boost, not a filter: the other trips still follow.
+    assert set(contents[1:]) == {
+        "trip budget is 900 euros",
+        "trip idea: Porto in May",
+        "trip with the dog today",
+    }
+    assert result["window"]["from_query"] == "last week"
+    assert result["window"]["since"] == "2024-02-19T00:00:00+01:00"
+    plain = _contents(await toolbox.call("memory_search", {"query": "what about the trip"}))
+    assert plain[0] != LISBON
+
+
+async def test_recall_puts_what_the_first_message_dates_first() -> None:
+    store = await _stocked()
+    recall = await assemble_recall(
+        store, USER, "remind me what I said last week about the trip", limit=2, now=NOW
+    )
+    assert [record.content for record in recall.entries] == [
+        LISBON,
+        "trip with the dog today",
+    ]
+    undated = await assemble_recall(store, USER, "remind me about the trip", limit=2, now=NOW)
+    assert LISBON not in [record.content for record in undated.entries]
