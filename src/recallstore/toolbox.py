@@ -91,6 +91,11 @@ class MemoryToolbox:
         """The scope every tool call is bound to (a copy: it cannot be changed)."""
         return self._memory.scope
 
+    @property
+    def time_zone(self) -> tzinfo | None:
+        """The user's time zone that time phrases are read in (None: UTC)."""
+        return self._memory.time_zone
+
     async def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
         """Run tool ``name`` with the model's ``arguments``; a JSON-ready result or error result.
 

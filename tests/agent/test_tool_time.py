@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from recallstore import InMemoryMemoryStore, MemoryToolbox, MemoryWriteInput
+from recallstore import InMemoryMemoryStore, MemoryCapability, MemoryToolbox, MemoryWriteInput
 from recallstore.errors import ConfigurationError
 from recallstore.recall import assemble_recall
 
@@ -138,3 +138,16 @@ async def test_recall_puts_what_the_first_message_dates_first() -> None:
     ]
     undated = await assemble_recall(store, USER, "remind me about the trip", limit=2, now=NOW)
     assert LISBON not in [record.content for record in undated.entries]
+
+
+async def test_the_capability_passes_the_sessions_time_zone_to_tools_and_recall() -> None:
+    capability = MemoryCapability(await _stocked(), scope_fields=["user"])
+    instance = await capability.instantiate(
+        USER,
+        conversation_id="c1",
+        first_user_text="hello",
+        time_zone="Asia/Tokyo",
+    )
+    assert str(instance.toolbox.time_zone) == "Asia/Tokyo"
+    later = capability.toolbox(USER, time_zone="Asia/Tokyo")
+    assert str(later.time_zone) == "Asia/Tokyo"
