@@ -13,18 +13,17 @@ from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Final, Protocol, Self, runtime_checkable
 
+from recallstore._observed import check_observed_at, observed_at_saved
 from recallstore._text import MAX_QUERY_TERMS, query_terms, tokenize
 from recallstore.errors import ConfigurationError, MemoryConflictError, MemoryValidationError
 from recallstore.records import (
     _FIRST_YEAR,
     _MAX_ID_CHARS,
-    MAX_OBSERVED_SKEW,
     MemoryHit,
     MemoryRecord,
     MemorySearchQuery,
     MemoryStoreCapabilities,
     MemoryWriteInput,
-    format_timestamp,
 )
 
 __all__ = [
@@ -333,26 +332,6 @@ def record_from_input(inp: MemoryWriteInput, *, record_id: str, now: datetime) -
     return MemoryRecord.model_validate(
         {**dumped, "id": record_id, "created_at": now, "updated_at": now}
     )
-
-
-def check_observed_at(
-    observed_at: datetime | None, now: datetime, field: str = "observed_at"
-) -> None:
-    """Refuse an ``observed_at`` more than ``MAX_OBSERVED_SKEW`` after ``now`` (the
-    store's clock), a memory of the future: :class:`MemoryValidationError` on ``field``."""
-    if observed_at is not None and observed_at > now + MAX_OBSERVED_SKEW:
-        raise MemoryValidationError(
-            field,
-            f"{format_timestamp(observed_at)} is in the future (the store's clock reads "
-            f"{format_timestamp(now)}; at most {MAX_OBSERVED_SKEW} of clock skew is allowed)",
-            observed_at,
-        )
-
-
-def observed_at_saved(observed_at: datetime | None, now: datetime) -> datetime:
-    """A new record's ``observed_at``: as given, or ``now`` when none is given or it lies
-    after ``now`` (within ``MAX_OBSERVED_SKEW``, which the store checked)."""
-    return now if observed_at is None or observed_at > now else observed_at
 
 
 def records_from_inputs(
