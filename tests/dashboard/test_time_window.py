@@ -71,3 +71,24 @@ async def test_the_record_page_shows_observed_created_expiry_and_invalidation(
     assert "moved on" in page
     same = (await client.get(f"/records/{new}")).text
     assert "(when saved)" in same
+
+
+async def test_the_api_writes_and_filters_by_observed_time(client: httpx.AsyncClient) -> None:
+    response = await client.post(
+        "/api/records",
+        json={
+            "scope": SCOPE,
+            "content": "kettle via the api",
+            "observed_at": "2024-05-02T08:00:00Z",
+        },
+    )
+    assert response.status_code == 201, response.text
+    record = response.json()["record"]
+    assert record["observed_at"] == "2024-05-02T08:00:00.000000Z"
+    found = await client.get(
+        "/api/records", params={"scope": "user=u_42", "since": "2024-05-02", "until": "2024-05-02"}
+    )
+    assert [hit["record"]["id"] for hit in found.json()["hits"]] == [record["id"]]
+    assert (
+        await client.get("/api/records", params={"scope": "user=u_42", "since": "2024-05-03"})
+    ).json()["hits"] == []
