@@ -8,9 +8,19 @@ observed time of their own, found by the observed window.
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+
+import aiosqlite
 
 from recallstore import MemorySearchQuery, MemoryWriteInput
+from recallstore._query import plan_query
 from recallstore.backends._sqlite_schema import MIGRATIONS, SCHEMA_VERSION
+from recallstore.backends._sqlite_search import (
+    candidates_sql,
+    filters_of,
+    listing_sql,
+    match_expression,
+)
 from recallstore.backends.sqlite import SqliteMemoryStore
 
 _MONDAY = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
@@ -75,3 +85,46 @@ async def test_a_version_7_file_migrates_and_its_records_were_observed_when_save
     # Only the record observed before its save has a value; the rest stay NULL.
     stored = _sql(db, "SELECT id, observed_at FROM memory_records WHERE observed_at IS NOT NULL")
     assert stored == [(dated.id, "2025-03-03T09:00:00.000000Z")]
+
+
+async def test_a_windowed_scoped_search_and_listing_keep_to_the_scopes_index(
+    tmp_path: Path,
+) -> None:
+    """The window is one more per-row condition: a scoped search is still answered inside
+    FTS5 (the scope in the MATCH), a scoped listing still walks the pair's index."""
+    db = tmp_path / "memory.db"
+    async with SqliteMemoryStore(db) as store:
+        await store.write(
+            [
+                MemoryWriteInput(
+                    scope={"tenant": "t", "user": f"u{i % 50}"},
+                    content=f"tea {i}",
+                    observed_at=_MONDAY + timedelta(hours=i),
+                )
+                for i in range(500)
+            ]
+        )
+        window: dict[str, Any] = {
+            "observed_after": _MONDAY,
+            "observed_before": _MONDAY + timedelta(days=7),
+        }
+        hits = await store.search(
+            MemorySearchQuery(query="tea", scope={"user": "u7"}, limit=100, **window)
+        )
+        assert sorted(int(hit.record.content.split()[1]) for hit in hits) == [
+            i for i in range(7, 168, 50)
+        ]
+    query = MemorySearchQuery(query="tea", scope={"user": "u7"}, **window)
+    expression = match_expression(query.scope, plan_query("tea"), "tea")
+    sql, params = candidates_sql(query, datetime.now(UTC), ordered=False)
+    listing = MemorySearchQuery(scope={"user": "u7"}, **window)
+    listing_text, listing_params = listing_sql(listing, datetime.now(UTC), filters_of(listing), 0)
+    async with aiosqlite.connect(db) as conn:
+        async with conn.execute(f"EXPLAIN QUERY PLAN {sql}", [expression, *params, 10]) as cursor:
+            search_plan = "\n".join(str(row[3]) for row in await cursor.fetchall())
+        async with conn.execute(f"EXPLAIN QUERY PLAN {listing_text}", listing_params) as cursor:
+            listing_plan = "\n".join(str(row[3]) for row in await cursor.fetchall())
+    assert "SCAN memory_fts VIRTUAL TABLE" in search_plan, search_plan
+    assert "memory_scope" not in search_plan, search_plan
+    assert "SEARCH d USING" in listing_plan, listing_plan
+    assert "SCAN r" not in listing_plan, listing_plan
