@@ -358,7 +358,7 @@ class MemoryWriteInput(_WritableFields):
 
     def says_the_same_as(self, record: MemoryRecord) -> bool:
         """True when ``record`` already holds what this input says (S16): same kind,
-        content, tags, target, payload and expiry (provenance may differ)."""
+        content, tags, target, payload and expiry (provenance and observed_at may differ)."""
         return all(getattr(self, name) == getattr(record, name) for name in _SAID_FIELDS)
 
 
