@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
 from recallstore._tool_time import (
     SearchedWindow,
@@ -106,14 +106,6 @@ class MemoryView(BaseModel):
         description="The day the remembered thing was said or happened, when not the day "
         "it was saved (YYYY-MM-DD, UTC).",
     )
-
-    @model_serializer(mode="wrap")
-    def _without_empty_observed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Most memories were said the day they were saved: no "observed": null on each.
-        data: dict[str, Any] = handler(self)
-        if data.get("observed") is None:
-            data.pop("observed", None)
-        return data
 
     @classmethod
     def of(cls, record: MemoryRecord) -> MemoryView:
@@ -223,13 +215,6 @@ class MemoriesResult(ToolResult):
     memories: list[MemoryView]
     window: SearchedWindow | None = None
     """The time window searched, when ``since`` or ``until`` was given."""
-
-    @model_serializer(mode="wrap")
-    def _without_empty_window(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if data.get("window") is None:
-            data.pop("window", None)
-        return data
 
     @classmethod
     def of(cls, hits: Iterable[MemoryHit], window: SearchedWindow | None = None) -> MemoriesResult:
