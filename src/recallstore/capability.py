@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import tzinfo
 
 from recallstore.errors import ConfigurationError
 from recallstore.prompt import render_recall
@@ -119,10 +120,12 @@ class MemoryCapability:
         conversation_id: str,
         first_user_text: str,
         run_id: str | None = None,
+        time_zone: str | tzinfo | None = None,
     ) -> MemoryInstance:
-        """The toolbox and turn-1 recall for one conversation of a session."""
+        """The toolbox and turn-1 recall for one conversation of a session; ``time_zone``
+        (the user's, an IANA name) is what "yesterday" and "last week" are read in."""
         toolbox, recall, recall_block = await self._turn_one(
-            self.scope_for(session_scope), first_user_text, conversation_id, run_id
+            self.scope_for(session_scope), first_user_text, conversation_id, run_id, time_zone
         )
         return MemoryInstance(
             scope=toolbox.scope,
@@ -139,12 +142,17 @@ class MemoryCapability:
         *,
         conversation_id: str | None = None,
         run_id: str | None = None,
+        time_zone: str | tzinfo | None = None,
     ) -> MemoryToolbox:
         """A session's toolbox without the recall, e.g. for a tool call in a later turn."""
-        return self._toolbox(self.scope_for(session_scope), conversation_id, run_id)
+        return self._toolbox(self.scope_for(session_scope), conversation_id, run_id, time_zone)
 
     def _toolbox(
-        self, scope: dict[str, str], conversation_id: str | None, run_id: str | None
+        self,
+        scope: dict[str, str],
+        conversation_id: str | None,
+        run_id: str | None,
+        time_zone: str | tzinfo | None = None,
     ) -> MemoryToolbox:
         return MemoryToolbox(
             self.store,
@@ -153,6 +161,7 @@ class MemoryCapability:
             conversation_id=conversation_id,
             run_id=run_id,
             author=self.author,
+            time_zone=time_zone,
         )
 
     async def _turn_one(
@@ -161,9 +170,10 @@ class MemoryCapability:
         first_user_text: str,
         conversation_id: str | None,
         run_id: str | None,
+        time_zone: str | tzinfo | None = None,
     ) -> tuple[MemoryToolbox, Recall, str | None]:
         """The toolbox, the recall and its rendered block: what both public paths share."""
-        toolbox = self._toolbox(scope, conversation_id, run_id)
+        toolbox = self._toolbox(scope, conversation_id, run_id, time_zone)
         recall = await assemble_recall(
             self.store,
             scope,
@@ -173,6 +183,7 @@ class MemoryCapability:
             profile_limit=self.profile_limit,
             conversation_id=conversation_id,
             run_id=run_id,
+            time_zone=toolbox.time_zone,
         )
         return toolbox, recall, render_recall(recall)
 

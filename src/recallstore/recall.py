@@ -20,14 +20,17 @@ and prompt caches keep hitting.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime, tzinfo
 from typing import ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
+from recallstore._time_query import time_boosted_search
+from recallstore._when import TimeWindow
 from recallstore.context import call_context
 from recallstore.errors import ConfigurationError
-from recallstore.records import MAX_CONTENT_CHARS, MemoryRecord, MemorySearchQuery
-from recallstore.store import MemoryStore
+from recallstore.records import MAX_CONTENT_CHARS, MemoryHit, MemoryRecord, MemorySearchQuery
+from recallstore.store import MemoryStore, utc_now
 
 __all__ = [
     "DEFAULT_BUDGET_CHARS",
@@ -99,11 +102,16 @@ async def assemble_recall(
     profile_limit: int = DEFAULT_PROFILE_LIMIT,
     conversation_id: str | None = None,
     run_id: str | None = None,
+    time_zone: tzinfo | None = None,
+    now: datetime | None = None,
 ) -> Recall:
     """Assemble the turn-1 recall for ``scope`` and the conversation's first ``user_text``.
 
     ``scope`` must be non-empty, as for :class:`~recallstore.toolbox.MemoryToolbox`: an
-    empty scope would recall every user's memories into one prompt. Raises
+    empty scope would recall every user's memories into one prompt. A time phrase in
+    ``user_text`` ("what did I say last week about the trip"), read at ``now`` (the
+    clock) in ``time_zone`` (UTC when None), ranks the memories observed in its window
+    first (``recallstore._time_query``). Raises
     :class:`~recallstore.errors.ConfigurationError` for it, ``ValueError`` for a negative
     budget or limit; store failures propagate.
     """
@@ -124,7 +132,7 @@ async def assemble_recall(
     )
     with call_context(conversation_id=conversation_id, run_id=run_id):
         profile = [hit.record for hit in await store.search(profile_query)]
-        hits = [] if hits_query.is_listing else await store.search(hits_query)
+        hits = [] if hits_query.is_listing else await _hits(store, hits_query, now, time_zone)
         seen = {record.id for record in profile}
         candidates = [(record, True) for record in profile]
         for hit in hits:
@@ -156,3 +164,25 @@ async def assemble_recall(
         if isinstance(store, RecallObserver):
             store.observe_recall(recall)
     return recall
+
+
+async def _hits(
+    store: MemoryStore, query: MemorySearchQuery, now: datetime | None, zone: tzinfo | None
+) -> list[MemoryHit]:
+    """The search hits of the first message, its time phrase's window first."""
+
+    async def search(text: str, window: TimeWindow, limit: int) -> list[MemoryHit]:
+        asked = query.model_copy(
+            update={
+                "query": text,
+                "limit": limit,
+                "observed_after": window.start,
+                "observed_before": window.end,
+            }
+        )
+        return await store.search(asked)
+
+    hits, _ = await time_boosted_search(
+        search, query.query or "", query.limit, now or utc_now(), zone
+    )
+    return hits

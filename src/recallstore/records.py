@@ -8,7 +8,7 @@ This module imports nothing from the machinery (stores, events, exporters).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Annotated, Any, ClassVar, Final, Literal, Self, get_args
 
@@ -22,6 +22,7 @@ from pydantic import (
     ValidationInfo,
     field_serializer,
     field_validator,
+    model_validator,
 )
 
 from recallstore._payload import check_payload
@@ -32,6 +33,7 @@ from recallstore.values import (
     MAX_ID_CHARS,
     MAX_KEY_CHARS,
     MAX_LIMIT,
+    MAX_OBSERVED_SKEW,
     MAX_REASON_CHARS,
     MAX_SCOPE_KEYS,
     MAX_SCOPE_PART_CHARS,
@@ -52,6 +54,7 @@ __all__ = [
     "MAX_CONTENT_CHARS",
     "MAX_KEY_CHARS",
     "MAX_LIMIT",
+    "MAX_OBSERVED_SKEW",
     "MAX_REASON_CHARS",
     "MAX_SCOPE_KEYS",
     "MAX_SCOPE_PART_CHARS",
@@ -222,17 +225,31 @@ _SAID_FIELDS: Final = ("kind", "content", "tags", "target", "payload", "expires_
 
 
 class MemoryWriteInput(_WritableFields):
-    """What a caller writes: the record's writable fields plus ``supersedes``.
+    """What a caller writes: the record's writable fields plus ``supersedes`` and
+    ``observed_at``.
 
     ``supersedes`` names an existing, still-valid record that this one corrects; the
-    store invalidates it in the same transaction.
+    store invalidates it in the same transaction. ``observed_at`` is when the
+    remembered thing was said or happened (an imported conversation's date); None
+    means now, the record's ``created_at``. The store refuses one more than
+    :data:`MAX_OBSERVED_SKEW` after its clock.
     """
 
     supersedes: str | None = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
+    observed_at: datetime | None = None
+
+    @field_validator("observed_at")
+    @classmethod
+    def _observed(cls, value: datetime | None) -> datetime | None:
+        return utc_moment(value)
+
+    @field_serializer("observed_at", when_used="json")
+    def _dump_observed(self, value: datetime | None) -> str | None:
+        return None if value is None else format_timestamp(value)
 
     def says_the_same_as(self, record: MemoryRecord) -> bool:
         """True when ``record`` already holds what this input says (S16): same kind,
-        content, tags, target, payload and expiry (provenance may differ)."""
+        content, tags, target, payload and expiry (provenance and observed_at may differ)."""
         return all(getattr(self, name) == getattr(record, name) for name in _SAID_FIELDS)
 
 
@@ -245,13 +262,35 @@ class MemoryRecord(_WritableFields):
     invalid_at: datetime | None = None
     invalid_reason: _Text | None = Field(default=None, max_length=MAX_REASON_CHARS)
     superseded_by: _Text | None = Field(default=None, min_length=1, max_length=MAX_ID_CHARS)
+    # The before-validator always fills it (from created_at): the default is never used.
+    observed_at: datetime = Field(default=None)  # type: ignore[assignment]
+    """When the remembered thing was said or happened; ``created_at`` unless the writer
+    said otherwise (a record given without one, as older exports are, takes it)."""
 
-    @field_validator("created_at", "updated_at", "invalid_at")
+    @model_validator(mode="before")
+    @classmethod
+    def _observed_defaults_to_created(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and data.get("observed_at") is None:
+            return {**data, "observed_at": data.get("created_at")}
+        return data
+
+    @field_validator("created_at", "updated_at", "invalid_at", "observed_at")
     @classmethod
     def _timestamps(cls, value: datetime | None) -> datetime | None:
         return utc_moment(value)
 
-    @field_serializer("created_at", "updated_at", "invalid_at", when_used="json")
+    @model_validator(mode="after")
+    def _observed_not_after_created(self) -> Self:
+        if self.observed_at > self.created_at + MAX_OBSERVED_SKEW:
+            raise MemoryValidationError(
+                "observed_at",
+                f"{format_timestamp(self.observed_at)} is after created_at "
+                f"{format_timestamp(self.created_at)}: a thing is saved after it happens",
+                self.observed_at,
+            )
+        return self
+
+    @field_serializer("created_at", "updated_at", "invalid_at", "observed_at", when_used="json")
     def _dump_timestamps(self, value: datetime | None) -> str | None:
         return None if value is None else format_timestamp(value)
 
@@ -285,6 +324,30 @@ class MemorySearchQuery(_Contract):
     include_expired: bool = False
     target_key: _Text | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
     """Only records whose ``target.key`` equals this (S8)."""
+    observed_after: datetime | None = None
+    """Only records observed at or after this (S19): the window is half-open."""
+    observed_before: datetime | None = None
+    """Only records observed strictly before this (S19)."""
+    as_of: datetime | None = None
+    """The store as it stood at this instant (S20): records created by then, and S9's
+    validity and expiry judged then instead of now."""
+
+    @field_validator("observed_after", "observed_before", "as_of")
+    @classmethod
+    def _moments(cls, value: datetime | None) -> datetime | None:
+        return utc_moment(value)
+
+    @model_validator(mode="after")
+    def _window_not_empty(self) -> Self:
+        after, before = self.observed_after, self.observed_before
+        if after is not None and before is not None and after >= before:
+            raise MemoryValidationError(
+                "observed_before",
+                f"{format_timestamp(before)} is not after observed_after "
+                f"{format_timestamp(after)}: the window [after, before) is empty",
+                before,
+            )
+        return self
 
     @field_validator("query")
     @classmethod

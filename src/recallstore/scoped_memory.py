@@ -9,8 +9,10 @@ answered exactly like an id that does not exist. Mistakes a model can make come 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
+from datetime import datetime, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from recallstore.context import CallContext, call_context
 from recallstore.errors import (
@@ -29,7 +31,7 @@ from recallstore.records import (
     Provenance,
     check_invalid_reason,
 )
-from recallstore.store import MemoryStore, scope_matches
+from recallstore.store import MemoryStore, scope_matches, utc_now
 from recallstore.tools import ToolFailure
 from recallstore.values import canonical_scope
 
@@ -62,6 +64,8 @@ class ScopedMemory:
         conversation_id: str | None = None,
         run_id: str | None = None,
         author: str | None = None,
+        time_zone: str | tzinfo | None = None,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         if not scope:
             raise ConfigurationError(
@@ -72,6 +76,17 @@ class ScopedMemory:
         self._scope: dict[str, str] = canonical_scope(scope)
         self._provenance = Provenance(conversation_id=conversation_id, run_id=run_id, author=author)
         self._store = store
+        self._zone = _zone(time_zone)
+        self._clock = clock
+
+    @property
+    def time_zone(self) -> tzinfo | None:
+        """The user's time zone, which "yesterday" and "last week" are read in (None: UTC)."""
+        return self._zone
+
+    def now(self) -> datetime:
+        """The host's clock, which relative time phrases are read against."""
+        return self._clock()
 
     @property
     def scope(self) -> dict[str, str]:
@@ -157,8 +172,11 @@ class ScopedMemory:
         limit: int = DEFAULT_LIMIT,
         include_invalidated: bool = False,
         include_expired: bool = False,
+        observed_after: datetime | None = None,
+        observed_before: datetime | None = None,
     ) -> list[MemoryHit]:
-        """The scope's memories matching ``query`` (best first), or the newest without one."""
+        """The scope's memories matching ``query`` (best first), or the newest without one;
+        ``observed_after`` / ``observed_before`` bound when they were said (S19)."""
         try:
             search = MemorySearchQuery(
                 query=query,
@@ -168,6 +186,8 @@ class ScopedMemory:
                 limit=limit,
                 include_invalidated=include_invalidated,
                 include_expired=include_expired,
+                observed_after=observed_after,
+                observed_before=observed_before,
             )
         except MemoryValidationError as exc:
             raise ToolFailure("invalid_arguments", str(exc), [exc.field]) from None
@@ -190,3 +210,15 @@ class ScopedMemory:
                 await self._store.invalidate(record_id, reason)
         except MemoryNotFoundError:
             raise _not_found(record_id, "id") from None
+
+
+def _zone(time_zone: str | tzinfo | None) -> tzinfo | None:
+    """A zone given by IANA name (``"Europe/Berlin"``) or as a ``tzinfo``, or None."""
+    if time_zone is None or isinstance(time_zone, tzinfo):
+        return time_zone
+    try:
+        return ZoneInfo(time_zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ConfigurationError(
+            f"time_zone {time_zone!r} is not an IANA time zone name (e.g. 'Europe/Berlin')"
+        ) from None

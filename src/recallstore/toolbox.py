@@ -10,12 +10,13 @@ default; forgetting is the host's call.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, tzinfo
 from typing import Any, Literal
 
 from recallstore.errors import EmbedderFailedError
 from recallstore.scoped_memory import ScopedMemory
-from recallstore.store import MemoryStore
+from recallstore.store import MemoryStore, utc_now
 from recallstore.tools import Tool, anthropic_tool, error_result, mcp_tool, openai_tool
 
 # The caps and MemoryView live in toolset; they are re-exported here, where they were
@@ -51,7 +52,9 @@ class MemoryToolbox:
     or remove tools. ``scope`` must be non-empty: an unscoped toolbox would let a model
     read every user's memories. A bad scope or toolset raises
     :class:`~recallstore.errors.ConfigurationError`; store failures
-    (``StoreUnavailableError``) raise to the host.
+    (``StoreUnavailableError``) raise to the host. ``time_zone`` (an IANA name or a
+    ``tzinfo``) is the user's: ``since="yesterday"`` means the user's yesterday, read
+    against ``clock`` (the host's UTC clock by default).
     """
 
     def __init__(
@@ -63,9 +66,17 @@ class MemoryToolbox:
         conversation_id: str | None = None,
         run_id: str | None = None,
         author: str | None = None,
+        time_zone: str | tzinfo | None = None,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._memory = ScopedMemory(
-            store, scope, conversation_id=conversation_id, run_id=run_id, author=author
+            store,
+            scope,
+            conversation_id=conversation_id,
+            run_id=run_id,
+            author=author,
+            time_zone=time_zone,
+            clock=clock,
         )
         self.provenance = self._memory.provenance
         self.specs: tuple[MemoryToolSpec, ...] = check_toolset(tools)
@@ -80,6 +91,11 @@ class MemoryToolbox:
     def scope(self) -> dict[str, str]:
         """The scope every tool call is bound to (a copy: it cannot be changed)."""
         return self._memory.scope
+
+    @property
+    def time_zone(self) -> tzinfo | None:
+        """The user's time zone that time phrases are read in (None: UTC)."""
+        return self._memory.time_zone
 
     async def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
         """Run tool ``name`` with the model's ``arguments``; a JSON-ready result or error result.

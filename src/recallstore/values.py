@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from recallstore.errors import MemoryValidationError
@@ -22,6 +22,7 @@ __all__ = [
     "MAX_ID_CHARS",
     "MAX_KEY_CHARS",
     "MAX_LIMIT",
+    "MAX_OBSERVED_SKEW",
     "MAX_REASON_CHARS",
     "MAX_SCOPE_KEYS",
     "MAX_SCOPE_PART_CHARS",
@@ -58,6 +59,9 @@ MAX_SCOPE_PART_CHARS: Final = 256
 """Longest allowed scope key or value, in characters."""
 MAX_REASON_CHARS: Final = 1_000
 """Longest allowed invalidation reason, in characters, for every backend."""
+MAX_OBSERVED_SKEW: Final = timedelta(minutes=5)
+"""How far ``observed_at`` may lie after the moment it is saved (clocks disagree):
+further is refused, and a time within it is saved as the save time."""
 MAX_ID_CHARS: Final = 128
 """Longest allowed record id (and ``supersedes``, ``target.section``), in characters."""
 MAX_KEY_CHARS: Final = MAX_ID_CHARS * 2

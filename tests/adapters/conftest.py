@@ -85,7 +85,7 @@ class Story:
     @staticmethod
     def check_empty(result: Any) -> None:
         data = json.loads(result) if isinstance(result, str) else result
-        assert data == {"ok": True, "count": 0, "memories": []}
+        assert data == {"ok": True, "count": 0, "memories": [], "window": None}
 
 
 @pytest.fixture

@@ -153,8 +153,8 @@ async def test_reads_never_show_another_scope(
         async with connect(store) as client:
             searched = await client.call_tool("memory_search", {"query": "secret plan Oslo"})
             listed = await client.call_tool("memory_list", {})
-    assert payload(searched) == {"ok": True, "count": 0, "memories": []}
-    assert payload(listed) == {"ok": True, "count": 0, "memories": []}
+    assert payload(searched) == {"ok": True, "count": 0, "memories": [], "window": None}
+    assert payload(listed) == {"ok": True, "count": 0, "memories": [], "window": None}
 
 
 @pytest.mark.parametrize(

@@ -245,3 +245,19 @@ def test_awareness_from_recall_is_the_seeds_alias_of_render_recall() -> None:
         assert block is not None
         assert block.startswith(RECALL_OPEN)
         assert block == Awareness.from_recall(RenderContext(recall=recall))
+
+
+def test_an_entry_said_before_it_was_saved_shows_both_days(
+    prompt_snapshot: SnapshotAssertion,
+) -> None:
+    imported = record(6, "Booked the Lisbon flat for May.", "episode").model_copy(
+        update={"observed_at": datetime(2025, 11, 20, 18, 0, tzinfo=UTC)}
+    )
+    same_day = record(7, "Likes window seats.", "preference").model_copy(
+        update={"observed_at": datetime(2026, 3, 7, 8, 0, tzinfo=UTC)}
+    )
+    block = render(recall_of([], [imported, same_day]))
+    assert block is not None
+    assert "- [2026-03-06 episode id=rec06 said 2025-11-20] Booked the Lisbon flat" in block
+    assert "- [2026-03-07 preference id=rec07] Likes window seats." in block
+    assert block == prompt_snapshot

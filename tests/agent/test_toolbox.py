@@ -79,6 +79,7 @@ async def test_save_stamps_scope_and_provenance(store: MemoryStore, alice: Memor
         "content": "Likes green tea.",
         "tags": ["drinks"],
         "date": record.created_at.strftime("%Y-%m-%d"),
+        "observed": None,
     }
 
 

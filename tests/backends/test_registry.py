@@ -151,6 +151,7 @@ def test_importing_the_package_imports_no_backend() -> None:
         "recallstore.backends._journal_buffer",
         "recallstore.backends._journal_extension",
         "recallstore.backends._keys",
+        "recallstore.backends._time_filters",
         "recallstore.backends.base",
         "recallstore.backends.journal",
         "recallstore.backends.registry",

@@ -299,3 +299,40 @@ class GetBlocksTheEventLoop(_Mutant):
     async def get(self, id: str) -> MemoryRecord | None:
         time.sleep(3600)  # noqa: ASYNC251 - never yields: only a signal can interrupt it
         return await super().get(id)
+
+
+class IgnoresAsOf(_Mutant):
+    """Answers an ``as_of`` search with what is valid now (S20)."""
+
+    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
+        return await super().search(query.model_copy(update={"as_of": None}))
+
+
+class ClosedObservedWindow(_Mutant):
+    """Takes ``observed_before`` as inclusive: ``[after, before]`` (S19)."""
+
+    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
+        before = query.observed_before
+        if before is None:
+            return await super().search(query)
+        wide = query.model_copy(update={"observed_before": None, "limit": MAX_LIMIT})
+        hits = await super().search(wide)
+        return [hit for hit in hits if hit.record.observed_at <= before][: query.limit]
+
+
+class WindowOnCreatedAt(_Mutant):
+    """Filters the observed window on ``created_at`` (S19)."""
+
+    async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
+        after, before = query.observed_after, query.observed_before
+        if after is None and before is None:
+            return await super().search(query)
+        wide = query.model_copy(
+            update={"observed_after": None, "observed_before": None, "limit": MAX_LIMIT}
+        )
+        return [
+            hit
+            for hit in await super().search(wide)
+            if (after is None or hit.record.created_at >= after)
+            and (before is None or hit.record.created_at < before)
+        ][: query.limit]

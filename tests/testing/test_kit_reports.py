@@ -84,6 +84,9 @@ def run_kit(
         pytest.param("NoOpDelete", "S5", id="no-op-delete"),
         pytest.param("ExactMatchEmptyScopeListing", "S7", id="exact-match-empty-scope"),
         pytest.param("NonInvalidatingSupersede", "S3", id="non-invalidating-supersede"),
+        pytest.param("IgnoresAsOf", "S20", id="ignores-as-of"),
+        pytest.param("ClosedObservedWindow", "S19", id="closed-observed-window"),
+        pytest.param("WindowOnCreatedAt", "S19", id="window-on-created-at"),
     ],
 )
 @pytest.mark.slow

@@ -36,6 +36,7 @@ from recallstore.backends._keys import (
     idempotency_keys,
     supersede_target,
 )
+from recallstore.backends._time_filters import check_observed_inputs
 from recallstore.backends.journal import (
     SEARCH_TYPE,
     JournalSettings,
@@ -114,9 +115,8 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
     """A ``MemoryStore`` whose shared rules are done; a subclass supplies storage primitives.
 
     Declare what the backend offers in three class attributes (they become
-    ``capabilities()``), take ``clock`` and ``ids`` in the constructor and pass them on,
-    and implement the abstract methods. Stamp times with ``self._clock()`` (strictly
-    increasing) and read "now" for expiry from ``self._now()``.
+    ``capabilities()``), take ``clock`` and ``ids`` in the constructor and pass them on, and
+    implement the abstract methods. Stamp with ``self._clock()``; "now" is ``self._now()``.
     """
 
     search_mode: ClassVar[SearchMode] = "keyword"
@@ -136,9 +136,8 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
         ids: Callable[[], str] = new_record_id,
         journal: JournalSettings | None = None,
     ) -> None:
-        """``clock`` gives the current UTC time, ``ids`` a new record id (see
-        :func:`~recallstore.store.deterministic_ids` for tests). ``journal`` turns on the
-        event journal (a backend that implements the journal primitives only)."""
+        """``clock`` gives the current UTC time, ``ids`` a new record id (``deterministic_ids``
+        for tests); ``journal`` turns on the event journal (for a backend with its primitives)."""
         for name, value in (("clock", clock), ("ids", ids)):
             if not callable(value):
                 raise ConfigurationError(f"{name} must be a callable, got {value!r}")
@@ -199,6 +198,7 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
         self._check_open()
         if not inputs:
             return []
+        check_observed_inputs(inputs, self._now())
         keys = idempotency_keys(inputs)
         if keys and IDEMPOTENCY_EXTENSION not in self.extensions:
             raise ConfigurationError(

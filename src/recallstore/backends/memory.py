@@ -23,6 +23,7 @@ from recallstore._search.query import (
 )
 from recallstore.backends._forget_extension import ForgetsScopes
 from recallstore.backends._hybrid import HybridSearch
+from recallstore.backends._time_filters import stands_then
 from recallstore.backends._vectors import Matrix, numpy, top_cosine
 from recallstore.backends.base import (
     IdempotencyKey,
@@ -258,8 +259,7 @@ def _admitted(query: MemorySearchQuery, record: MemoryRecord, now: datetime) -> 
         scope_matches(record.scope, query.scope)
         and (query.kinds is None or record.kind in query.kinds)
         and all(tag in record.tags for tag in query.tags or ())
-        and (query.include_invalidated or not record.is_invalidated)
-        and (query.include_expired or not record.is_expired(now))
+        and stands_then(query, record, now)
         and (query.target_key is None or _target_key(record) == query.target_key)
     )
 

@@ -224,6 +224,8 @@ class DashboardPages:
             limit=query.limit if query else _DEFAULT_PAGE_LIMIT,
             scope_text=scope_text,
             query_text=params.get("q", ""),
+            since_text=params.get("since", ""),
+            until_text=params.get("until", ""),
             kinds=params.getlist("kind"),
             all_kinds=MEMORY_KINDS,
             include_invalidated=params.get("invalidated") == "1",

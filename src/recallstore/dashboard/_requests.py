@@ -12,11 +12,20 @@ from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 
+from recallstore._when import TimeWindow, UnknownTimePhrase, resolve_since_until
 from recallstore.errors import MemoryValidationError
 from recallstore.records import MAX_LIMIT, MemorySearchQuery, check_invalid_reason
 from recallstore.scope_text import parse_scope_text
+from recallstore.store import utc_now
 
-__all__ = ["DASHBOARD_RUN_ID", "check_reason", "int_param", "read_form", "search_from_params"]
+__all__ = [
+    "DASHBOARD_RUN_ID",
+    "check_reason",
+    "int_param",
+    "observed_window",
+    "read_form",
+    "search_from_params",
+]
 
 DASHBOARD_RUN_ID = "dashboard"
 """The run id the lens's own store calls carry, so they are told apart in the feed."""
@@ -42,12 +51,14 @@ def search_from_params(request: Request, *, default_limit: int) -> MemorySearchQ
     """The search a records page or API call asks for through its query string.
 
     ``scope`` (repeatable, ``key=value``), ``q``, ``kind`` (repeatable), ``tag``
-    (repeatable), ``invalidated=1``, ``expired=1``, ``limit``. Bad values raise
-    :class:`MemoryValidationError` naming the parameter.
+    (repeatable), ``invalidated=1``, ``expired=1``, ``limit``, and the observed window
+    ``since`` / ``until`` (ISO dates or phrases such as "last week", read in UTC). Bad
+    values raise :class:`MemoryValidationError` naming the parameter.
     """
     params = request.query_params
     kinds = params.getlist("kind")
     tags = params.getlist("tag")
+    window = observed_window(params.get("since"), params.get("until"))
     return MemorySearchQuery(
         query=params.get("q") or None,
         scope=parse_scope_text(params.getlist("scope")),
@@ -56,7 +67,27 @@ def search_from_params(request: Request, *, default_limit: int) -> MemorySearchQ
         limit=int_param(params, "limit", default_limit, MAX_LIMIT),
         include_invalidated=params.get("invalidated") == "1",
         include_expired=params.get("expired") == "1",
+        observed_after=window.start,
+        observed_before=window.end,
     )
+
+
+def observed_window(since: str | None, until: str | None) -> TimeWindow:
+    """The window the ``since`` / ``until`` parameters name (UTC, the lens's clock);
+    :class:`MemoryValidationError` naming the parameter a phrase cannot be read from."""
+    now = utc_now()
+    for name, phrase in (("since", since), ("until", until)):
+        try:
+            if name == "since":
+                resolve_since_until(phrase, None, now)
+            else:
+                resolve_since_until(None, phrase, now)
+        except UnknownTimePhrase as exc:
+            raise MemoryValidationError(name, str(exc), phrase) from None
+    try:
+        return resolve_since_until(since, until, now)
+    except ValueError as exc:
+        raise MemoryValidationError("until", str(exc), until) from None
 
 
 async def read_form(request: Request) -> dict[str, str]:

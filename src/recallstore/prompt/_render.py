@@ -88,18 +88,25 @@ class _EntryLine:
     kind: str
     id: str
     text: str
+    observed: str | None = None
+    """The day the thing was said, when it is not the day it was saved."""
 
 
 def _entry_lines(records: Iterable[MemoryRecord]) -> list[_EntryLine]:
-    return [
-        _EntryLine(
-            date=model_date(record.created_at),
-            kind=record.kind,
-            id=escape_memory_text(record.id),
-            text=escape_memory_text(record.content),
+    lines = []
+    for record in records:
+        saved = model_date(record.created_at)
+        observed = model_date(record.observed_at)
+        lines.append(
+            _EntryLine(
+                date=saved,
+                kind=record.kind,
+                id=escape_memory_text(record.id),
+                text=escape_memory_text(record.content),
+                observed=None if observed == saved else observed,
+            )
         )
-        for record in records
-    ]
+    return lines
 
 
 @dataclass(frozen=True, slots=True)

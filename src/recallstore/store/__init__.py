@@ -16,6 +16,7 @@ from recallstore.store.ids import (
     new_record_ids,
 )
 from recallstore.store.new_records import NewRecords, record_from_input, records_from_inputs
+from recallstore.store.observed import check_observed_at, observed_at_saved
 from recallstore.store.protocol import (
     EXPORT_EXTENSION,
     FORGET_EXTENSION,
@@ -50,6 +51,7 @@ __all__ = [
     "SupportsForget",
     "SupportsImportRecords",
     "check_import_batch",
+    "check_observed_at",
     "check_record_id",
     "common_scope",
     "deterministic_ids",
@@ -59,6 +61,7 @@ __all__ = [
     "new_record_id",
     "new_record_ids",
     "newest_timestamp",
+    "observed_at_saved",
     "query_terms",
     "record_from_input",
     "records_from_inputs",

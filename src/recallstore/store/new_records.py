@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from recallstore.records import MemoryRecord, MemoryWriteInput
+from recallstore.store.observed import check_observed_at, observed_at_saved
 from recallstore.values import FIRST_YEAR, is_valid_record_id
 
 
@@ -18,10 +19,12 @@ def record_from_input(inp: MemoryWriteInput, *, record_id: str, now: datetime) -
     the record is assembled without validating the same fields again; anything else
     takes the validating path.
     """
+    check_observed_at(inp.observed_at, now)
     if now.tzinfo is UTC and now.year >= FIRST_YEAR and is_valid_record_id(record_id):
         return _assembled(inp, record_id, now)
     # Not what a store hands in: the validating path, which normalises or refuses.
     dumped = inp.model_dump(exclude={"supersedes"})
+    dumped["observed_at"] = observed_at_saved(inp.observed_at, now)
     return MemoryRecord.model_validate(
         {**dumped, "id": record_id, "created_at": now, "updated_at": now}
     )
@@ -113,6 +116,7 @@ def _assembled(inp: MemoryWriteInput, record_id: str, now: datetime) -> MemoryRe
         "invalid_at": None,
         "invalid_reason": None,
         "superseded_by": None,
+        "observed_at": observed_at_saved(given["observed_at"], now),
     }
     return MemoryRecord.trusted(fields, _FIELDS_SET)
 

@@ -12,7 +12,7 @@ fresh location for the test::
         def store_factory(self, tmp_path):
             return lambda: MyStore(tmp_path / "memory.db")
 
-Each rule S1–S17 of the store protocol has named tests (``test_s7_...``); a failure
+Each rule S1–S20 of the store protocol has named tests (``test_s7_...``); a failure
 starts with the rule and a hint (``S5 — delete(id) returned, but get(id) still returns
 the record``). Areas are also importable alone (``ScopeConformance``, ...). Sub-suites
 skip themselves unless ``capabilities()`` turns them on; the clock sub-suite runs when
@@ -74,6 +74,7 @@ from recallstore.testing.ordering import (  # noqa: E402
 from recallstore.testing.payloads import PayloadConformance  # noqa: E402
 from recallstore.testing.scope import ScopeConformance  # noqa: E402
 from recallstore.testing.supersede import SupersedeConformance  # noqa: E402
+from recallstore.testing.timeline import TimeConformance  # noqa: E402
 from recallstore.testing.transfer import TransferConformance  # noqa: E402
 from recallstore.testing.validation import ValidationConformance  # noqa: E402
 from recallstore.testing.write import WriteConformance  # noqa: E402
@@ -107,6 +108,7 @@ __all__ = [
     "StoreFactory",
     "StoreHarness",
     "SupersedeConformance",
+    "TimeConformance",
     "ToyEmbedder",
     "TransferConformance",
     "ValidationConformance",
@@ -122,6 +124,7 @@ class MemoryStoreConformance(
     ForgetConformance,
     ScopeConformance,
     FilterConformance,
+    TimeConformance,
     KeyConformance,
     OrderingConformance,
     KeywordSearchConformance,

@@ -68,6 +68,11 @@ RULES: dict[str, str] = {
     "S18": "(hybrid stores) an embedder switch another opener made (reembed) is noticed on "
     "the next call: writes and searches that need vectors raise EmbedderSwitchedError and "
     "write nothing; no vector of another model is stored, none of another size compared",
+    "S19": "a record's observed_at is as written, created_at when none was given, and at "
+    "most MAX_OBSERVED_SKEW after the store's clock; observed_after <= observed_at < "
+    "observed_before (a half-open window) filters on it, within the scope",
+    "S20": "as_of=T returns the records valid at T: created_at <= T, invalid_at None or > T "
+    "(include_invalidated still widens), expires_at None or > T (include_expired still widens)",
     "lifecycle": "a store is an async context manager; once closed, every protocol method "
     "raises StoreUnavailableError",
     "ext": "export_records streams every record in a scope oldest first; import_records "

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recallstore.records import MAX_TAG_CHARS, MemoryHit, MemoryKind, MemoryRecord
 from recallstore.tools import ToolResult, ToolSpec
+from recallstore.toolset._time import SearchedWindow
 from recallstore.values import model_date
 
 __all__ = [
@@ -77,16 +78,23 @@ class MemoryView(BaseModel):
     content: str
     tags: list[str]
     date: str = Field(description="The day the memory was saved (YYYY-MM-DD, UTC).")
+    observed: str | None = Field(
+        default=None,
+        description="The day the remembered thing was said or happened, when not the day "
+        "it was saved (YYYY-MM-DD, UTC).",
+    )
 
     @classmethod
     def of(cls, record: MemoryRecord) -> MemoryView:
         """The view of ``record``."""
+        saved, observed = model_date(record.created_at), model_date(record.observed_at)
         return cls(
             id=record.id,
             kind=record.kind,
             content=record.content,
             tags=list(record.tags),
-            date=model_date(record.created_at),
+            date=saved,
+            observed=None if observed == saved else observed,
         )
 
 
@@ -95,9 +103,11 @@ class MemoriesResult(ToolResult):
 
     count: int
     memories: list[MemoryView]
+    window: SearchedWindow | None = None
+    """The time window searched, when ``since`` or ``until`` was given."""
 
     @classmethod
-    def of(cls, hits: Iterable[MemoryHit]) -> MemoriesResult:
-        """The result listing ``hits`` in order."""
+    def of(cls, hits: Iterable[MemoryHit], window: SearchedWindow | None = None) -> MemoriesResult:
+        """The result listing ``hits`` in order (searched within ``window``)."""
         views = [MemoryView.of(hit.record) for hit in hits]
-        return cls(count=len(views), memories=views)
+        return cls(count=len(views), memories=views, window=window)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from recallstore.tools import ToolArguments, ToolSpec
 from recallstore.toolset._common import DEFAULT_TOOL_LIMIT, Kinds, Limit, MemoriesResult, Tags
+from recallstore.toolset._time import Since, Until, searched_window
 
 __all__ = ["MEMORY_LIST", "ListArguments"]
 
@@ -20,11 +21,20 @@ class ListArguments(ToolArguments):
     kinds: Kinds = None
     tags: Tags = None
     limit: Limit = DEFAULT_TOOL_LIMIT
+    since: Since = None
+    until: Until = None
 
 
 async def _list(memory: ScopedMemory, args: ListArguments) -> MemoriesResult:
-    hits = await memory.search(kinds=args.kinds, tags=args.tags, limit=args.limit)
-    return MemoriesResult.of(hits)
+    window, echo = searched_window(memory, args.since, args.until)
+    hits = await memory.search(
+        kinds=args.kinds,
+        tags=args.tags,
+        limit=args.limit,
+        observed_after=window.start,
+        observed_before=window.end,
+    )
+    return MemoriesResult.of(hits, echo)
 
 
 MEMORY_LIST: ToolSpec[ScopedMemory, ListArguments, MemoriesResult] = ToolSpec(

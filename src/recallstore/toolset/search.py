@@ -15,6 +15,7 @@ from recallstore.toolset._common import (
     MemoriesResult,
     Tags,
 )
+from recallstore.toolset._time import Since, Until, search_with_query_time, searched_window
 
 __all__ = ["MEMORY_SEARCH", "SearchArguments"]
 
@@ -34,6 +35,8 @@ class SearchArguments(ToolArguments):
     kinds: Kinds = None
     tags: Tags = None
     limit: Limit = DEFAULT_TOOL_LIMIT
+    since: Since = None
+    until: Until = None
 
 
 async def _search(memory: ScopedMemory, args: SearchArguments) -> MemoriesResult:
@@ -43,8 +46,22 @@ async def _search(memory: ScopedMemory, args: SearchArguments) -> MemoriesResult
             "query must contain words to search for; use memory_list to see recent memories",
             ["query"],
         )
-    hits = await memory.search(args.query, kinds=args.kinds, tags=args.tags, limit=args.limit)
-    return MemoriesResult.of(hits)
+    window, echo = searched_window(memory, args.since, args.until)
+    if echo is None:
+        # No window asked for: a time phrase in the query itself ranks its window first.
+        found, echo = await search_with_query_time(
+            memory, args.query, kinds=args.kinds, tags=args.tags, limit=args.limit
+        )
+        return MemoriesResult.of(found, echo)
+    hits = await memory.search(
+        args.query,
+        kinds=args.kinds,
+        tags=args.tags,
+        limit=args.limit,
+        observed_after=window.start,
+        observed_before=window.end,
+    )
+    return MemoriesResult.of(hits, echo)
 
 
 MEMORY_SEARCH: ToolSpec[ScopedMemory, SearchArguments, MemoriesResult] = ToolSpec(

@@ -24,6 +24,7 @@ from tests.testing.kit_mutants import (
     CapsLimitAtHundred,
     CaseSensitiveMatching,
     ClaimsDurability,
+    ClosedObservedWindow,
     DeleteHidesFromGetOnly,
     DeleteOfMissingRaises,
     EmptyKindsMeansAll,
@@ -32,6 +33,7 @@ from tests.testing.kit_mutants import (
     FlipFloppingCapabilities,
     FtsSyntaxErrors,
     GetHidesInvalidated,
+    IgnoresAsOf,
     IgnoresExpiry,
     InvalidateOfMissingIsSilent,
     KeywordSearchIgnoresTags,
@@ -53,6 +55,7 @@ from tests.testing.kit_mutants import (
     TagsMatchAny,
     TruncatesLongContent,
     UpdatedAtDiffersOnCreate,
+    WindowOnCreatedAt,
     WordlessQueryIsAListing,
 )
 
@@ -187,6 +190,58 @@ async def test_the_kit_fails_a_backend_that_breaks_the_rule(
     async with mutant() as store:
         with pytest.raises((AssertionError, pytest.fail.Exception, ValueError, LookupError)):
             await _run_kit_test(kit_test, store, **arguments)
+
+
+_TIME_MUTANTS = [
+    (IgnoresAsOf, "S20", "test_s19_as_of_shows_what_was_valid_then", {"query": None}),
+    (IgnoresAsOf, "S20", "test_s19_as_of_shows_what_was_valid_then", {"query": "kettle"}),
+    (IgnoresAsOf, "S20", "test_s19_as_of_judges_expiry_then", {"query": None}),
+    (ClosedObservedWindow, "S19", "test_s18_observed_window_is_half_open", {"query": None}),
+    (ClosedObservedWindow, "S19", "test_s18_observed_window_is_half_open", {"query": "kettle"}),
+    (
+        WindowOnCreatedAt,
+        "S19",
+        "test_s18_window_filters_on_observed_at_not_created_at",
+        {"query": None},
+    ),
+    (WindowOnCreatedAt, "S19", "test_s18_observed_window_is_half_open", {"query": "kettle"}),
+]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("mutant", "rule", "kit_test", "arguments"),
+    _TIME_MUTANTS,
+    ids=[
+        f"{mutant.__name__}-{test}-{index}"
+        for index, (mutant, _, test, _) in enumerate(_TIME_MUTANTS)
+    ],
+)
+async def test_the_kit_names_the_time_rule_a_backend_breaks(
+    mutant: type[InMemoryMemoryStore], rule: str, kit_test: str, arguments: dict[str, Any]
+) -> None:
+    async with mutant() as store:
+        with pytest.raises(AssertionError) as caught:
+            await _run_kit_test(kit_test, store, **arguments)
+    first_line = str(caught.value).splitlines()[0]
+    assert first_line.startswith(f"{rule} — "), str(caught.value)
+    assert f"rule {rule}: " in str(caught.value)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("kit_test", "arguments"),
+    [
+        ("test_s19_as_of_shows_what_was_valid_then", {"query": None}),
+        ("test_s18_observed_window_is_half_open", {"query": "kettle"}),
+        ("test_s18_window_filters_on_observed_at_not_created_at", {"query": None}),
+    ],
+)
+async def test_the_time_rules_pass_on_the_reference(
+    kit_test: str, arguments: dict[str, Any]
+) -> None:
+    async with InMemoryMemoryStore() as store:
+        await _run_kit_test(kit_test, store, **arguments)
 
 
 @pytest.mark.asyncio

@@ -55,7 +55,8 @@ def _downgrade_to_6(db: Path) -> None:
             DROP TABLE memory_scope;
             ALTER TABLE old_scope RENAME TO memory_scope;
             CREATE INDEX memory_scope_recency ON memory_scope (key, value, created_us, record_seq);
-            DELETE FROM schema_migrations WHERE version = 7;
+            ALTER TABLE memory_records DROP COLUMN observed_at;
+            DELETE FROM schema_migrations WHERE version >= 7;
             PRAGMA user_version = 6;
             COMMIT;
             """
@@ -64,8 +65,8 @@ def _downgrade_to_6(db: Path) -> None:
         conn.close()
 
 
-def test_version_7_is_the_last_step() -> None:
-    assert MIGRATIONS[-1][0] == SCHEMA_VERSION == 7
+def test_version_7_is_the_seventh_step() -> None:
+    assert [version for version, _ in MIGRATIONS][6] == 7 <= SCHEMA_VERSION
 
 
 async def test_a_version_6_file_migrates_keeping_every_scope_row(tmp_path: Path) -> None:
@@ -87,8 +88,10 @@ async def test_a_version_6_file_migrates_keeping_every_scope_row(tmp_path: Path)
         await store.delete(written[4].id)
     conn = sqlite3.connect(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone() == (7,)
-        assert conn.execute("SELECT max(version) FROM schema_migrations").fetchone() == (7,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert conn.execute("SELECT max(version) FROM schema_migrations").fetchone() == (
+            SCHEMA_VERSION,
+        )
         names = {row[0] for row in conn.execute("SELECT name FROM sqlite_schema")}
     finally:
         conn.close()

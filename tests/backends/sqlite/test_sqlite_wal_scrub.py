@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from recallstore import MemorySearchQuery, MemoryWriteInput
-from recallstore.backends import _sqlite_wal
-from recallstore.backends.sqlite import BUSY_TIMEOUT_SECONDS, SqliteMemoryStore
+from recallstore.backends.sqlite import BUSY_TIMEOUT_SECONDS, SqliteMemoryStore, wal
 
 SECRET = "the vault code is quillfeather zanzibarite"
 WORDS = [SECRET, "quillfeather", "zanzibarite"]
@@ -96,7 +95,7 @@ async def test_after_the_retries_stop_a_later_write_removes_the_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The background retries give up after RETRY_FOR_SECONDS (60 s); shortened here.
-    monkeypatch.setattr(_sqlite_wal, "RETRY_FOR_SECONDS", 0.2)
+    monkeypatch.setattr(wal, "RETRY_FOR_SECONDS", 0.2)
     db = tmp_path / "memory.db"
     async with SqliteMemoryStore(db) as other, SqliteMemoryStore(db) as store:
         await _write_and_delete_under_a_reader_kept_past_the_retries(store, db)

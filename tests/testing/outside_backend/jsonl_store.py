@@ -15,6 +15,7 @@ import math
 import os
 from collections import Counter
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import IO
 
@@ -160,8 +161,7 @@ class JsonLinesMemoryStore(StoreLifecycle):
                 if scope_matches(record.scope, query.scope)
                 and (query.kinds is None or record.kind in query.kinds)
                 and all(tag in record.tags for tag in query.tags or ())
-                and (query.include_invalidated or record.invalid_at is None)
-                and (query.include_expired or not record.is_expired(now))
+                and _stood_then(query, record, now)
                 and (
                     query.target_key is None
                     or (record.target is not None and record.target.key == query.target_key)
@@ -188,3 +188,17 @@ class JsonLinesMemoryStore(StoreLifecycle):
                 scored.append((score, record))
         scored.sort(key=lambda pair: -pair[0])  # stable: equal scores keep recency order
         return [MemoryHit(record=r, score=s) for s, r in scored[: query.limit]]
+
+
+def _stood_then(query: MemorySearchQuery, record: MemoryRecord, now: datetime) -> bool:
+    """S9, S19 and S20: validity and expiry judged at ``as_of`` (now when none), the
+    record created by then, and its observed_at in [observed_after, observed_before)."""
+    moment = now if query.as_of is None else query.as_of
+    invalid = record.invalid_at is not None and (query.as_of is None or record.invalid_at <= moment)
+    return (
+        (query.as_of is None or record.created_at <= query.as_of)
+        and (query.include_invalidated or not invalid)
+        and (query.include_expired or not record.is_expired(moment))
+        and (query.observed_after is None or record.observed_at >= query.observed_after)
+        and (query.observed_before is None or record.observed_at < query.observed_before)
+    )

@@ -220,10 +220,13 @@ def migrations(schema: str) -> list[Sequence[Step]]:
         # so 1e16 and 1e308 came back as ints and -0.0 as 0.0. Nothing queries inside
         # a payload, so nothing needed jsonb's operators or index.
         [f"ALTER TABLE {schema}.memory_records ALTER COLUMN payload TYPE json USING payload::json"],
+        # Memories in time (issue 26): when the remembered thing was said or happened;
+        # NULL means at the save (created_at), so adding it rewrites no row.
+        [f"ALTER TABLE {schema}.memory_records ADD COLUMN observed_at timestamptz"],
     ]
 
 
-SCHEMA_VERSION: Final = 7
+SCHEMA_VERSION: Final = 8
 """The schema version this code writes; a newer database is refused."""
 
 

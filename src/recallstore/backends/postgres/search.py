@@ -24,6 +24,7 @@ from recallstore._search.query import (
     idf,
     rank_records,
 )
+from recallstore.backends._time_filters import postgres_time_clauses
 from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES, scope_lexeme
 from recallstore.records import MemorySearchQuery, format_timestamp
 
@@ -66,12 +67,8 @@ def filter_clauses(
     if query.target_key is not None:
         where.append("target->>'key' = %s")
         params.append(query.target_key)
-    if not query.include_invalidated:
-        where.append("invalid_at IS NULL")
-    if not query.include_expired:
-        where.append("(expires_at IS NULL OR expires_at > %s)")
-        params.append(now)
-    return where, params, in_text
+    in_time, time_params = postgres_time_clauses(query, now)
+    return where + in_time, params + time_params, in_text
 
 
 def _tsquery(stems: Sequence[str]) -> str:

@@ -61,9 +61,9 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
 
 _EXPORT_PAGE = 500
-_INSERT_PAGE = 1_000  # 17 parameters a row, well under Postgres' 65,535 per statement
+_INSERT_PAGE = 1_000  # 18 parameters a row, well under Postgres' 65,535 per statement
 _VALUES = (
-    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
     "array_to_tsvector(%s::text[]), %s)"
 )
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -73,8 +73,10 @@ _PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*
 
 _COLUMNS = (
     "id, scope, kind, content, tags, provenance, created_at, updated_at, invalid_at, "
-    "invalid_reason, superseded_by, expires_at, target, payload, supports, idempotency_key"
+    "invalid_reason, superseded_by, expires_at, target, payload, supports, idempotency_key, "
+    "observed_at"
 )
+_COLUMN_NAMES = tuple(name.strip() for name in _COLUMNS.split(","))
 
 
 def _redact(dsn: str) -> str:
@@ -404,45 +406,10 @@ def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
         None if record.payload is None else Json(record.payload),  # json: as written
         Jsonb(data["supports"]),
         record.idempotency_key,
+        None if record.observed_at == record.created_at else record.observed_at,
         *index_stems(record.content, record.scope),
     )
 
 
 def _record(row: Sequence[Any]) -> MemoryRecord:
-    (
-        record_id,
-        scope,
-        kind,
-        content,
-        tags,
-        provenance,
-        created_at,
-        updated_at,
-        invalid_at,
-        invalid_reason,
-        superseded_by,
-        expires_at,
-        target,
-        payload,
-        supports,
-        idempotency_key,
-    ) = row
-    fields: dict[str, Any] = {
-        "id": record_id,
-        "scope": scope,
-        "kind": kind,
-        "content": content,
-        "tags": tags,
-        "provenance": provenance,
-        "created_at": created_at,
-        "updated_at": updated_at,
-        "invalid_at": invalid_at,
-        "invalid_reason": invalid_reason,
-        "superseded_by": superseded_by,
-        "expires_at": expires_at,
-        "target": target,
-        "payload": payload,
-        "supports": supports,
-        "idempotency_key": idempotency_key,
-    }
-    return MemoryRecord.model_validate(fields)
+    return MemoryRecord.model_validate(dict(zip(_COLUMN_NAMES, row, strict=True)))

@@ -40,6 +40,7 @@ _OPTIONAL_COLUMNS: Final = (
     "superseded_by",
     "expires_at",
     "idempotency_key",
+    "observed_at",
 )
 """The columns a record may leave NULL; an INSERT writes them after the others."""
 _ALL_NULL: Final = (None,) * len(_OPTIONAL_COLUMNS)
@@ -249,6 +250,11 @@ def _record_row(
     )
     provenance, target, payload = fields["provenance"], fields["target"], fields["payload"]
     invalid_at, expires_at = fields.get("invalid_at"), fields["expires_at"]
+    # NULL when observed at (or, within the skew, after) the save: most records.
+    observed_at = fields["observed_at"]
+    observed_text = (
+        None if observed_at is None or observed_at >= created_at else format_timestamp(observed_at)
+    )
     optional = (
         None if provenance is None else json_text(provenance.model_dump(mode="json")),
         None if target is None else json_text(target.model_dump(mode="json")),
@@ -258,6 +264,7 @@ def _record_row(
         fields.get("superseded_by"),
         None if expires_at is None else format_timestamp(expires_at),
         fields["idempotency_key"],
+        observed_text,
     )
     if optional == _ALL_NULL:  # most new records
         return _ALL_NULL_MARKS, required

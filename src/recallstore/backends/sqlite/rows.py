@@ -44,7 +44,7 @@ __all__ = [
 COLUMNS: Final = (
     "id, kind, content, scope, tags, provenance, target, payload, supports, "
     "created_at, updated_at, invalid_at, invalid_reason, superseded_by, expires_at, "
-    "idempotency_key"
+    "idempotency_key, observed_at"
 )
 """The record's columns, in the order rows are read and written."""
 COLUMN_NAMES: Final = tuple(name.strip() for name in COLUMNS.split(","))
@@ -77,11 +77,14 @@ def record_from_row(row: Sequence[Any]) -> MemoryRecord:
         created, updated = _utc_or_none(row[9]), _utc_or_none(row[10])
         invalid_at = None if row[11] is None else _utc_or_none(row[11])
         expires_at = None if row[14] is None else _utc_or_none(row[14])
+        # NULL when the record was observed when it was saved (schema version 8).
+        observed_at = created if row[16] is None else _utc_or_none(row[16])
         if (
             created is not None
             and updated is not None
             and (invalid_at is not None or row[11] is None)
             and (expires_at is not None or row[14] is None)
+            and observed_at is not None
         ):
             values = {
                 "scope": dict(_scope(row[3])),
@@ -100,6 +103,7 @@ def record_from_row(row: Sequence[Any]) -> MemoryRecord:
                 "invalid_at": invalid_at,
                 "invalid_reason": row[12],
                 "superseded_by": row[13],
+                "observed_at": observed_at,
             }
             return MemoryRecord.trusted(values)
     return _validated_record(row)

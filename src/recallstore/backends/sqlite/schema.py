@@ -242,6 +242,11 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             END""",
         ),
     ),
+    # Memories in time (issue 26): when the remembered thing was said or happened.
+    # NULL means at the save, created_at (every older record, and most new ones), so
+    # the column costs nothing where it says nothing; searches read
+    # coalesce(observed_at, created_at).
+    (8, ("ALTER TABLE memory_records ADD COLUMN observed_at TEXT",)),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]

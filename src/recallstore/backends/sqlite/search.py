@@ -27,9 +27,10 @@ import aiosqlite
 from recallstore._search.porter import porter_stem
 from recallstore._search.query import CorpusStatistics, QueryTerm
 from recallstore._search.text import fts5_words, tokenize
+from recallstore.backends._time_filters import sqlite_time_conditions
 from recallstore.backends.sqlite.insert import scope_token
 from recallstore.backends.sqlite.rows import RECORD_COLUMNS, on_thread
-from recallstore.records import MemorySearchQuery, format_timestamp
+from recallstore.records import MemorySearchQuery
 
 __all__ = [
     "DRIVER_CAP",
@@ -178,7 +179,8 @@ def choose_driver_now(db: sqlite3.Connection, filters: list[Filter]) -> int | No
 
 
 def _record_conditions(query: MemorySearchQuery, now: datetime) -> tuple[list[str], list[Any]]:
-    """The per-row conditions every query applies: kinds, validity and expiry."""
+    """The per-row conditions every query applies: kinds, target key, validity, expiry
+    and the time filters (``_time_filters``)."""
     where: list[str] = []
     params: list[Any] = []
     if query.kinds is not None:
@@ -188,12 +190,8 @@ def _record_conditions(query: MemorySearchQuery, now: datetime) -> tuple[list[st
     if query.target_key is not None:
         where.append("json_extract(r.target, '$.key') = ?")
         params.append(query.target_key)
-    if not query.include_invalidated:
-        where.append("r.invalid_at IS NULL")
-    if not query.include_expired:
-        where.append("(r.expires_at IS NULL OR r.expires_at > ?)")
-        params.append(format_timestamp(now))
-    return where, params
+    in_time, time_params = sqlite_time_conditions(query, now)
+    return where + in_time, params + time_params
 
 
 def listing_sql(

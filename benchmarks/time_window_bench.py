@@ -1,0 +1,129 @@
+"""A scoped search with an observed-time window against the same search without one.
+
+One SQLite store (through ``SqliteMemoryStore``) holds ``--records`` memories (default
+100,000; the issue's size is ``--records 1000000``) of Zipf-distributed made-up words
+for ``records / 100`` users in 10 tenants, each observed on a random day of the past
+year. The same user-scoped keyword queries and listings run with and without a
+30-day window (``observed_after`` / ``observed_before``), alternating which goes first,
+in one run; the table gives p50 and p95 of each and the ratio of the p50s.
+
+    .venv/bin/python benchmarks/time_window_bench.py [--records 100000] [--queries 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.records import MemorySearchQuery, MemoryWriteInput
+
+NOW = datetime.now(UTC)
+_BATCH = 2_000
+
+
+def _vocabulary(rng: random.Random, size: int = 5_000) -> list[str]:
+    letters = "bcdfghjklmnpqrstvwz"
+    vowels = "aeiou"
+    return [
+        "".join(rng.choice(letters) + rng.choice(vowels) for _ in range(rng.randint(2, 4)))
+        for _ in range(size)
+    ]
+
+
+def _word(rng: random.Random, words: list[str]) -> str:
+    # Zipf-like: index ~ exponential, so a few words are common and most are rare.
+    return words[min(int(rng.expovariate(1 / 300)), len(words) - 1)]
+
+
+async def build(store: SqliteMemoryStore, records: int, seed: int) -> tuple[list[str], int]:
+    rng = random.Random(seed)
+    words = _vocabulary(rng)
+    users = max(records // 100, 1)
+    started = time.perf_counter()
+    for first in range(0, records, _BATCH):
+        batch = []
+        for _ in range(first, min(first + _BATCH, records)):
+            user = rng.randrange(users)
+            batch.append(
+                MemoryWriteInput(
+                    scope={"tenant": f"t{user % 10}", "user": f"u{user}"},
+                    content=" ".join(_word(rng, words) for _ in range(rng.randint(6, 14))),
+                    observed_at=NOW - timedelta(days=rng.uniform(0, 365)),
+                )
+            )
+        await store.write(batch)
+        if first and first % 200_000 == 0:
+            print(f"  {first:,} written, {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    print(f"built {records:,} records for {users:,} users in {time.perf_counter() - started:.1f} s")
+    return words, users
+
+
+async def measure(
+    store: SqliteMemoryStore, words: list[str], users: int, queries: int, seed: int
+) -> None:
+    rng = random.Random(seed + 1)
+    timings: dict[str, list[float]] = {
+        name: [] for name in ("search", "search+window", "list", "list+window")
+    }
+    counts: dict[str, int] = dict.fromkeys(timings, 0)
+    for index in range(queries):
+        user = rng.randrange(users)
+        scope = {"tenant": f"t{user % 10}", "user": f"u{user}"}
+        text = " ".join(_word(rng, words) for _ in range(3))
+        start = NOW - timedelta(days=rng.uniform(30, 365))
+        window = {"observed_after": start, "observed_before": start + timedelta(days=30)}
+        pairs = [
+            ("search", MemorySearchQuery(query=text, scope=scope)),
+            ("search+window", MemorySearchQuery(query=text, scope=scope, **window)),
+            ("list", MemorySearchQuery(scope=scope)),
+            ("list+window", MemorySearchQuery(scope=scope, **window)),
+        ]
+        if index % 2:
+            pairs = [pairs[1], pairs[0], pairs[3], pairs[2]]
+        for name, query in pairs:
+            began = time.perf_counter()
+            hits = await store.search(query)
+            timings[name].append(time.perf_counter() - began)
+            counts[name] += len(hits)
+    print(f"{queries} user-scoped queries, each with and without a 30-day window, alternating")
+    print(f"{'query':<15} {'p50 ms':>8} {'p95 ms':>8} {'hits/q':>7}")
+    for name, values in timings.items():
+        ordered = sorted(values)
+        p95 = ordered[int(0.95 * (len(ordered) - 1))]
+        print(
+            f"{name:<15} {1000 * statistics.median(values):8.3f} {1000 * p95:8.3f} "
+            f"{counts[name] / queries:7.2f}"
+        )
+    for plain, windowed in (("search", "search+window"), ("list", "list+window")):
+        ratio = statistics.median(timings[windowed]) / statistics.median(timings[plain])
+        print(f"p50 {windowed} / {plain}: {ratio:.2f}x")
+
+
+async def main_async(records: int, queries: int, seed: int, directory: str | None) -> None:
+    with tempfile.TemporaryDirectory(prefix="recallstore-time-", dir=directory) as tmp:
+        async with SqliteMemoryStore(Path(tmp) / "memory.db", journal=None) as store:
+            words, users = await build(store, records, seed)
+            await measure(store, words, users, queries, seed)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=400)
+    parser.add_argument("--seed", type=int, default=26)
+    parser.add_argument("--dir", default=None, help="where the temporary store goes")
+    args = parser.parse_args(argv)
+    asyncio.run(main_async(args.records, args.queries, args.seed, args.dir))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
