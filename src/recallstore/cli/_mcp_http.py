@@ -9,12 +9,12 @@ loopback) stays on.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable
 from typing import Any
 
 from recallstore.cli._asgi import HOST, loopback_listener, run_until_stopped, serve_asgi
 from recallstore.store import MemoryStore
+from recallstore.tokens import bearer_token, token_matches
 
 MCP_PATH = "/mcp"
 """Where the streamable HTTP endpoint is mounted."""
@@ -27,7 +27,7 @@ class _BearerGate:
 
     def __init__(self, app: Any, token: str) -> None:
         self._app = app
-        self._token = token.encode("utf-8")
+        self._token = token
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and not self._authorized(scope):
@@ -46,14 +46,10 @@ class _BearerGate:
         await self._app(scope, receive, send)
 
     def _authorized(self, scope: Any) -> bool:
-        headers = dict(scope.get("headers") or [])
-        scheme, _, credentials = headers.get(b"authorization", b"").partition(b" ")
-        presented = credentials.strip()
-        return (
-            scheme.lower() == b"bearer"
-            and bool(presented)
-            and hmac.compare_digest(presented, self._token)
-        )
+        sent = [
+            value for name, value in scope.get("headers") or [] if name.lower() == b"authorization"
+        ]
+        return token_matches(bearer_token(sent), self._token)
 
 
 def serve_http(

@@ -14,7 +14,6 @@ the cookie must therefore come from the lens's own origin (``Origin`` and
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable
 from urllib.parse import urlencode, urlsplit
 
@@ -22,28 +21,13 @@ from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from recallstore.tokens import TOKEN_COOKIE, bearer_token, token_matches
+
 __all__ = ["TOKEN_COOKIE", "TokenGate", "token_matches"]
 
-TOKEN_COOKIE = "recallstore_token"
-"""The cookie the lens sets, and the SSE stream reads."""
 
 _PUBLIC_PREFIXES = ("/static/",)
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-
-
-def token_matches(candidate: str | None, token: str) -> bool:
-    """Constant-time comparison of a presented token with the configured one."""
-    if not candidate:
-        return False
-    return hmac.compare_digest(candidate.encode("utf-8"), token.encode("utf-8"))
-
-
-def _bearer_token(connection: HTTPConnection) -> str | None:
-    authorization = connection.headers.get("authorization", "")
-    scheme, _, credentials = authorization.partition(" ")
-    if scheme.lower() == "bearer" and credentials.strip():
-        return credentials.strip()
-    return None
 
 
 def _is_cross_origin(connection: HTTPConnection) -> bool:
@@ -83,7 +67,7 @@ class TokenGate:
             return
         response: Response | None = None
         offered = connection.query_params.get("token")
-        bearer = _bearer_token(connection)
+        bearer = bearer_token(connection.headers.getlist("authorization"))
         if offered is not None and scope.get("method") == "GET":
             response = self._login(connection, offered)
         elif bearer is not None:

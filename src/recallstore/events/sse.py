@@ -16,7 +16,6 @@ envelope as one line of JSON. Keep-alive comments are sent every ``ping_seconds`
 
 from __future__ import annotations
 
-import hmac
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -26,6 +25,7 @@ from recallstore.errors import ConfigurationError, MissingDependencyError
 from recallstore.events.bus import EventBus, Subscription
 from recallstore.events.models import GAP_EVENT_TYPE, MemoryEvent, StreamGap
 from recallstore.records import parse_scope_pairs
+from recallstore.tokens import TOKEN_COOKIE, any_token_matches, bearer_token
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -40,8 +40,6 @@ __all__ = [
     "create_sse_app",
 ]
 
-TOKEN_COOKIE: Final = "recallstore_token"
-"""The cookie a browser's EventSource presents the token in."""
 DEFAULT_PING_SECONDS: Final = 15.0
 DEFAULT_SEND_TIMEOUT: Final = 30.0
 """Seconds one write to a client may block before that client is dropped."""
@@ -68,17 +66,6 @@ def _parse_last_event_id(value: str | None) -> int | None:
     if parsed < 0:
         raise ValueError(f"Last-Event-ID must be >= 0, got {parsed}")
     return parsed
-
-
-def _presented_tokens(request: Request) -> list[str]:
-    tokens = []
-    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and credentials.strip():
-        tokens.append(credentials.strip())
-    cookie = request.cookies.get(TOKEN_COOKIE)
-    if cookie:
-        tokens.append(cookie)
-    return tokens
 
 
 def create_sse_app(
@@ -118,7 +105,6 @@ def create_sse_app(
         raise ConfigurationError("create_sse_app: token must not be blank")
     if max_queue < 1:
         raise ConfigurationError(f"create_sse_app: max_queue must be >= 1, got {max_queue}")
-    expected = None if token is None else token.encode()
 
     class _StreamResponse(EventSourceResponse):
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -129,11 +115,13 @@ def create_sse_app(
                 _logger.info("dropped an event-stream client blocked for %ss", send_timeout)
 
     def authorized(request: Request) -> bool:
-        if expected is None:
+        if token is None:
             return True
-        # Compare every presented token, so timing does not reveal which one matched.
-        matches = [hmac.compare_digest(t.encode(), expected) for t in _presented_tokens(request)]
-        return any(matches)
+        presented = (
+            bearer_token(request.headers.getlist("authorization")),
+            request.cookies.get(TOKEN_COOKIE),
+        )
+        return any_token_matches(presented, token)
 
     async def messages(subscription: Subscription) -> AsyncIterator[Any]:
         try:
