@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from recallstore._when import TimeWindow
 from recallstore.records import MAX_TAG_CHARS, MemoryHit, MemoryKind, MemoryRecord
 from recallstore.tools import ToolResult, ToolSpec
 from recallstore.toolset._time import SearchedWindow
@@ -96,6 +97,29 @@ class MemoryView(BaseModel):
             date=saved,
             observed=None if observed == saved else observed,
         )
+
+
+async def memories_in_window(
+    memory: ScopedMemory,
+    query: str | None,
+    window: tuple[TimeWindow, SearchedWindow | None],
+    *,
+    kinds: list[MemoryKind] | None,
+    tags: list[str] | None,
+    limit: int,
+) -> MemoriesResult:
+    """The scope's memories matching ``query`` (newest first without one) observed in
+    ``window`` (what :func:`~recallstore.toolset._time.searched_window` read), echoed."""
+    within, echo = window
+    hits = await memory.search(
+        query,
+        kinds=kinds,
+        tags=tags,
+        limit=limit,
+        observed_after=within.start,
+        observed_before=within.end,
+    )
+    return MemoriesResult.of(hits, echo)
 
 
 class MemoriesResult(ToolResult):

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from recallstore.tools import ToolArguments, ToolSpec
-from recallstore.toolset._common import DEFAULT_TOOL_LIMIT, Kinds, Limit, MemoriesResult, Tags
+from recallstore.toolset._common import (
+    DEFAULT_TOOL_LIMIT,
+    Kinds,
+    Limit,
+    MemoriesResult,
+    Tags,
+    memories_in_window,
+)
 from recallstore.toolset._time import Since, Until, searched_window
 
 __all__ = ["MEMORY_LIST", "ListArguments"]
@@ -26,15 +33,10 @@ class ListArguments(ToolArguments):
 
 
 async def _list(memory: ScopedMemory, args: ListArguments) -> MemoriesResult:
-    window, echo = searched_window(memory, args.since, args.until)
-    hits = await memory.search(
-        kinds=args.kinds,
-        tags=args.tags,
-        limit=args.limit,
-        observed_after=window.start,
-        observed_before=window.end,
+    window = searched_window(memory, args.since, args.until)
+    return await memories_in_window(
+        memory, None, window, kinds=args.kinds, tags=args.tags, limit=args.limit
     )
-    return MemoriesResult.of(hits, echo)
 
 
 MEMORY_LIST: ToolSpec[ScopedMemory, ListArguments, MemoriesResult] = ToolSpec(

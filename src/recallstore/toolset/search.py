@@ -14,6 +14,7 @@ from recallstore.toolset._common import (
     Limit,
     MemoriesResult,
     Tags,
+    memories_in_window,
 )
 from recallstore.toolset._time import Since, Until, search_with_query_time, searched_window
 
@@ -46,22 +47,16 @@ async def _search(memory: ScopedMemory, args: SearchArguments) -> MemoriesResult
             "query must contain words to search for; use memory_list to see recent memories",
             ["query"],
         )
-    window, echo = searched_window(memory, args.since, args.until)
-    if echo is None:
+    window = searched_window(memory, args.since, args.until)
+    if window[1] is None:
         # No window asked for: a time phrase in the query itself ranks its window first.
         found, echo = await search_with_query_time(
             memory, args.query, kinds=args.kinds, tags=args.tags, limit=args.limit
         )
         return MemoriesResult.of(found, echo)
-    hits = await memory.search(
-        args.query,
-        kinds=args.kinds,
-        tags=args.tags,
-        limit=args.limit,
-        observed_after=window.start,
-        observed_before=window.end,
+    return await memories_in_window(
+        memory, args.query, window, kinds=args.kinds, tags=args.tags, limit=args.limit
     )
-    return MemoriesResult.of(hits, echo)
 
 
 MEMORY_SEARCH: ToolSpec[ScopedMemory, SearchArguments, MemoriesResult] = ToolSpec(
