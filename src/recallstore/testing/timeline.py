@@ -32,7 +32,7 @@ class TimeConformance(StoreHarness):
     """``observed_at`` on records, the observed window and ``as_of`` on searches."""
 
     @kit_test("store observed_at as given, and default it to created_at when the input has none")
-    async def test_s18_observed_at_is_kept_and_defaults_to_created_at(
+    async def test_s19_observed_at_is_kept_and_defaults_to_created_at(
         self, store: MemoryStore
     ) -> None:
         plain, dated = await store.write(
@@ -49,7 +49,7 @@ class TimeConformance(StoreHarness):
         "observed exactly at observed_before is outside)"
     )
     @_LISTING_AND_QUERY
-    async def test_s18_observed_window_is_half_open(
+    async def test_s19_observed_window_is_half_open(
         self, store: MemoryStore, query: str | None
     ) -> None:
         monday, tuesday, wednesday = await store.write(
@@ -75,7 +75,7 @@ class TimeConformance(StoreHarness):
         "was saved)"
     )
     @_LISTING_AND_QUERY
-    async def test_s18_window_filters_on_observed_at_not_created_at(
+    async def test_s19_window_filters_on_observed_at_not_created_at(
         self, store: MemoryStore, query: str | None
     ) -> None:
         old, new = await store.write(
@@ -90,7 +90,7 @@ class TimeConformance(StoreHarness):
 
     @kit_test("the window narrows a scoped search, and never reaches outside the scope")
     @_LISTING_AND_QUERY
-    async def test_s18_window_stays_within_the_scope(
+    async def test_s19_window_stays_within_the_scope(
         self, store: MemoryStore, query: str | None
     ) -> None:
         mine, _theirs = await store.write(
@@ -113,7 +113,7 @@ class TimeConformance(StoreHarness):
         "MemoryValidationError on observed_at (record_from_input checks it), and nothing "
         "of the batch is written"
     )
-    async def test_s18_an_observed_time_in_the_future_is_refused(self, store: MemoryStore) -> None:
+    async def test_s19_an_observed_time_in_the_future_is_refused(self, store: MemoryStore) -> None:
         with pytest.raises(MemoryValidationError) as refused:
             await store.write(
                 [memory("kettle fine"), memory("kettle tomorrow", observed_at=hours_from_now(24))]
@@ -126,7 +126,7 @@ class TimeConformance(StoreHarness):
         "at or before T (invalid_at > T), judged at T rather than now"
     )
     @_LISTING_AND_QUERY
-    async def test_s19_as_of_shows_what_was_valid_then(
+    async def test_s20_as_of_shows_what_was_valid_then(
         self, store: MemoryStore, query: str | None
     ) -> None:
         first = await write_one(store, "kettle is blue")
@@ -150,7 +150,7 @@ class TimeConformance(StoreHarness):
 
     @kit_test("as_of judges expiry at T: expires_at <= T is expired then, whatever now is")
     @_LISTING_AND_QUERY
-    async def test_s19_as_of_judges_expiry_then(
+    async def test_s20_as_of_judges_expiry_then(
         self, store: MemoryStore, query: str | None
     ) -> None:
         expires = hours_from_now(1)
@@ -162,7 +162,7 @@ class TimeConformance(StoreHarness):
         assert kept == [fleeting.id]
 
     @kit_test("as_of and the observed window combine (both apply)")
-    async def test_s19_as_of_and_the_window_combine(self, store: MemoryStore) -> None:
+    async def test_s20_as_of_and_the_window_combine(self, store: MemoryStore) -> None:
         old = await write_one(store, "kettle monday", observed_at=_MONDAY)
         await store.invalidate(old.id)
         await write_one(store, "kettle tuesday", observed_at=_MONDAY + _DAY)

@@ -193,18 +193,18 @@ async def test_the_kit_fails_a_backend_that_breaks_the_rule(
 
 
 _TIME_MUTANTS = [
-    (IgnoresAsOf, "S20", "test_s19_as_of_shows_what_was_valid_then", {"query": None}),
-    (IgnoresAsOf, "S20", "test_s19_as_of_shows_what_was_valid_then", {"query": "kettle"}),
-    (IgnoresAsOf, "S20", "test_s19_as_of_judges_expiry_then", {"query": None}),
-    (ClosedObservedWindow, "S19", "test_s18_observed_window_is_half_open", {"query": None}),
-    (ClosedObservedWindow, "S19", "test_s18_observed_window_is_half_open", {"query": "kettle"}),
+    (IgnoresAsOf, "S20", "test_s20_as_of_shows_what_was_valid_then", {"query": None}),
+    (IgnoresAsOf, "S20", "test_s20_as_of_shows_what_was_valid_then", {"query": "kettle"}),
+    (IgnoresAsOf, "S20", "test_s20_as_of_judges_expiry_then", {"query": None}),
+    (ClosedObservedWindow, "S19", "test_s19_observed_window_is_half_open", {"query": None}),
+    (ClosedObservedWindow, "S19", "test_s19_observed_window_is_half_open", {"query": "kettle"}),
     (
         WindowOnCreatedAt,
         "S19",
-        "test_s18_window_filters_on_observed_at_not_created_at",
+        "test_s19_window_filters_on_observed_at_not_created_at",
         {"query": None},
     ),
-    (WindowOnCreatedAt, "S19", "test_s18_observed_window_is_half_open", {"query": "kettle"}),
+    (WindowOnCreatedAt, "S19", "test_s19_observed_window_is_half_open", {"query": "kettle"}),
 ]
 
 
@@ -232,9 +232,9 @@ async def test_the_kit_names_the_time_rule_a_backend_breaks(
 @pytest.mark.parametrize(
     ("kit_test", "arguments"),
     [
-        ("test_s19_as_of_shows_what_was_valid_then", {"query": None}),
-        ("test_s18_observed_window_is_half_open", {"query": "kettle"}),
-        ("test_s18_window_filters_on_observed_at_not_created_at", {"query": None}),
+        ("test_s20_as_of_shows_what_was_valid_then", {"query": None}),
+        ("test_s19_observed_window_is_half_open", {"query": "kettle"}),
+        ("test_s19_window_filters_on_observed_at_not_created_at", {"query": None}),
     ],
 )
 async def test_the_time_rules_pass_on_the_reference(
