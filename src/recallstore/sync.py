@@ -114,9 +114,9 @@ class BackgroundLoop:
         """Cancel the loop's remaining tasks, stop it and join its thread."""
         if self._closed:
             return
-        self._closed = True
         if threading.get_ident() == self._thread.ident:
             raise ConfigurationError("a BackgroundLoop cannot be closed from its own thread")
+        self._closed = True
 
         async def cancel_the_rest() -> None:
             current = asyncio.current_task()

@@ -125,3 +125,16 @@ def test_the_capability_and_the_toolbox_block(tmp_path: Path) -> None:
         assert toolbox.call("memory_search", {"query": "tea"})["count"] == 0
         assert len(toolbox.openai_tools()) == len(toolbox.anthropic_tools())
         assert "memory_save" in toolbox.manual
+
+
+def test_a_loop_cannot_close_itself_and_stays_usable() -> None:
+    with BackgroundLoop() as loop:
+
+        async def close_from_inside() -> None:
+            loop.close()
+
+        with pytest.raises(ConfigurationError, match="its own thread"):
+            loop.run(close_from_inside())
+        assert not loop.closed
+        assert loop.run(asyncio.sleep(0, result=3)) == 3
+    assert loop.closed
