@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -100,6 +101,28 @@ async def test_create_agent_with_langmem_tools_async(store: SqliteMemoryStore) -
     stranger = await agent(recalling, lg_store).ainvoke(said("Where do I live?"), user("u2"))
     assert search_result(stranger) == []
     assert last_reply(stranger) == "I do not know."
+
+
+@pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+async def test_langgraph_prebuilt_react_agent_runs_on_the_adapter(
+    store: SqliteMemoryStore,
+) -> None:
+    # Deprecated upstream in favour of create_agent, and still what many graphs use.
+    from langgraph.prebuilt import create_react_agent
+
+    lg_store = LangGraphStore(
+        store, namespace_fields=("collection", "user"), scope={"tenant": "acme"}
+    )
+    tools = [create_manage_memory_tool(NAMESPACE), create_search_memory_tool(NAMESPACE)]
+
+    def react(script: Any) -> Any:
+        return create_react_agent(ScriptedChatModel(script=script), tools, store=lg_store)
+
+    await react(remembering).ainvoke(said("I moved to Lisbon"), user("u1"))
+    second = await react(recalling).ainvoke(said("Where do I live?"), user("u1"))
+    assert last_reply(second) == NEW
+    (found,) = search_result(second)
+    check_audit_trail(await lg_store.ahistory(("memories", "u1"), found["key"]), found["key"])
 
 
 def test_create_agent_with_langmem_tools_sync(backend_store: SyncMemoryStore) -> None:
