@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from tests.adapters.langgraph.conftest import FIELDS
@@ -120,3 +121,20 @@ def test_a_store_without_idempotency_or_export_keeps_the_same_rules() -> None:
         assert lg_store.list_namespaces() == [("users", "u1"), ("users", "u2")]
         lg_store.delete(("users", "u1"), "city")
         assert lg_store.list_namespaces() == [("users", "u2")]
+
+
+def test_concurrent_puts_of_one_key_leave_one_current_version(
+    backend_store: SyncMemoryStore,
+) -> None:
+    lg_store = LangGraphStore(backend_store, namespace_fields=FIELDS)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda n: lg_store.put(("race",), "k", {"content": f"v{n}"}), range(16)))
+    versions = lg_store.history(("race",), "k")
+    assert len(versions) == 16
+    current = [v for v in versions if v.invalid_at is None]
+    assert len(current) == 1
+    # One chain: each earlier version superseded by the next, none forked.
+    assert [v.superseded_by for v in versions[:-1]] == [v.id for v in versions[1:]]
+    item = lg_store.get(("race",), "k")
+    assert item is not None
+    assert item.value == current[0].payload
