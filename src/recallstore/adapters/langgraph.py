@@ -22,7 +22,8 @@ runs on recallstore unchanged, with recallstore's semantics where LangGraph's ar
 
 Sync calls (``put``, ``get``, …) need a loop to run the store on: build the adapter on a
 :class:`~recallstore.sync.SyncMemoryStore`, or call them from a thread other than the
-one whose loop the async API was first used on. Needs the ``langgraph`` extra.
+loop's own — the loop the adapter was built on (or, built outside any, the one its async
+API was first used on). Needs the ``langgraph`` extra.
 """
 
 from __future__ import annotations
@@ -139,7 +140,9 @@ class LangGraphStore(BaseStore):
             refresh_on_read=False, omit_expired=True, default_ttl=default_ttl
         )
         self._provenance = None if author is None else Provenance(author=author)
-        self._home: asyncio.AbstractEventLoop | None = None
+        # The loop sync calls from other threads are sent to: the one running here (an
+        # adapter built inside `async with store`), else the first one an async call uses.
+        self._home: asyncio.AbstractEventLoop | None = _running_loop()
 
     @property
     def namespace_fields(self) -> tuple[str, ...]:
@@ -182,7 +185,8 @@ class LangGraphStore(BaseStore):
         checked = self._checked(ops)
         if self._portal is not None:
             return await self._portal.arun(self._run(checked))
-        self._home = asyncio.get_running_loop()
+        if self._home is None or self._home.is_closed():
+            self._home = asyncio.get_running_loop()
         return await self._run(checked)
 
     # --- history ----------------------------------------------------------------------

@@ -97,6 +97,17 @@ async def test_an_async_store_serves_async_calls_and_other_threads(
         lg_store.history(("users", "u1"), "city")
 
 
+async def test_a_sync_tool_in_an_async_run_finds_the_loop_the_adapter_was_built_on(
+    store: SqliteMemoryStore,
+) -> None:
+    # No async call came first: the thread's sync put goes to the loop of the constructor.
+    lg_store = LangGraphStore(store, namespace_fields=FIELDS)
+    await asyncio.to_thread(lg_store.put, ("users", "u1"), "city", {"content": "Lisbon"})
+    item = await lg_store.aget(("users", "u1"), "city")
+    assert item is not None
+    assert item.value == {"content": "Lisbon"}
+
+
 def test_a_sync_call_without_any_loop_is_refused() -> None:
     lg_store = LangGraphStore(InMemoryMemoryStore(), namespace_fields=FIELDS)
     with pytest.raises(ConfigurationError, match="SyncMemoryStore"):
