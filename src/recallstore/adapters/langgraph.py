@@ -69,6 +69,7 @@ from recallstore.store import (
 from recallstore.sync import BackgroundLoop, SyncMemoryStore
 
 with _framework_imports("langgraph", "the LangGraph store", "langgraph"):
+    from langgraph.config import get_config
     from langgraph.store.base import (
         BaseStore,
         GetOp,
@@ -105,8 +106,9 @@ class LangGraphStore(BaseStore):
     of every item's scope (e.g. ``{"tenant": "acme"}``). ``content_field`` names the value
     field that holds an item's text; ``index_fields`` the value paths searched instead
     (LangGraph's ``index`` of a put overrides them per item; ``index=False`` leaves only
-    the key searchable). ``default_ttl`` is in minutes. Items are written with ``kind``
-    and, when given, ``author`` as their provenance.
+    the key searchable). ``default_ttl`` is in minutes. Items are written with ``kind``;
+    their provenance is ``author`` and, inside a LangGraph run, the run's ``thread_id``
+    as the conversation.
     """
 
     supports_ttl: bool = True
@@ -139,7 +141,7 @@ class LangGraphStore(BaseStore):
         self.ttl_config = TTLConfig(
             refresh_on_read=False, omit_expired=True, default_ttl=default_ttl
         )
-        self._provenance = None if author is None else Provenance(author=author)
+        self.author = author
         # The loop sync calls from other threads are sent to: the one running here (an
         # adapter built inside `async with store`), else the first one an async call uses.
         self._home: asyncio.AbstractEventLoop | None = _running_loop()
@@ -165,7 +167,7 @@ class LangGraphStore(BaseStore):
         """
         checked = self._checked(ops)
         if self._portal is not None:
-            return self._portal.run(self._run(checked))
+            return self._portal.run(self._run(checked, self._provenance()))
         home = self._home
         if home is None or home.is_closed():
             raise ConfigurationError(
@@ -178,16 +180,17 @@ class LangGraphStore(BaseStore):
                 "a sync LangGraphStore call on the event loop its store runs on would "
                 "block that loop: await the async API (aput, aget, asearch, ...) there"
             )
-        return asyncio.run_coroutine_threadsafe(self._run(checked), home).result()
+        run = self._run(checked, self._provenance())
+        return asyncio.run_coroutine_threadsafe(run, home).result()
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order; results in the same order (see :meth:`batch`)."""
         checked = self._checked(ops)
         if self._portal is not None:
-            return await self._portal.arun(self._run(checked))
+            return await self._portal.arun(self._run(checked, self._provenance()))
         if self._home is None or self._home.is_closed():
             self._home = asyncio.get_running_loop()
-        return await self._run(checked)
+        return await self._run(checked, self._provenance())
 
     # --- history ----------------------------------------------------------------------
 
@@ -241,14 +244,27 @@ class LangGraphStore(BaseStore):
         if op.value is not None:
             if not isinstance(op.value, Mapping):
                 raise MemoryValidationError("value", "a value must be a mapping", op.value)
-            self._write_input(op, None)
+            self._write_input(op, None, None)
         expiry_delta(op.ttl)
 
-    async def _run(self, ops: list[Op]) -> list[Result]:
+    def _provenance(self) -> Provenance | None:
+        """Who writes, read in the caller's context (a LangGraph run's config holds the
+        conversation as ``thread_id``): the store's loop may run on another thread."""
+        try:
+            configurable = get_config().get("configurable") or {}
+        except RuntimeError:  # not inside a LangGraph run
+            configurable = {}
+        thread = configurable.get("thread_id")
+        conversation = str(thread) if isinstance(thread, (str, int)) and str(thread) else None
+        if conversation is None and self.author is None:
+            return None
+        return Provenance(conversation_id=conversation, author=self.author)
+
+    async def _run(self, ops: list[Op], provenance: Provenance | None) -> list[Result]:
         results: list[Result] = []
         for op in ops:
             if isinstance(op, PutOp):
-                await self._put(op)
+                await self._put(op, provenance)
                 results.append(None)
             elif isinstance(op, GetOp):
                 results.append(await self._get(op))
@@ -265,7 +281,7 @@ class LangGraphStore(BaseStore):
         current = await self._current(tuple(op.namespace), op.key)
         return None if current is None else to_item(tuple(op.namespace), current)
 
-    async def _put(self, op: PutOp) -> None:
+    async def _put(self, op: PutOp, provenance: Provenance | None) -> None:
         namespace = tuple(op.namespace)
         current = await self._current(namespace, op.key)
         if op.value is None:
@@ -273,12 +289,14 @@ class LangGraphStore(BaseStore):
                 raise ItemNotFoundError(namespace, op.key)
             await self.store.invalidate(current.id, DELETE_REASON)
             return
-        write = self._write_input(op, current)
+        write = self._write_input(op, current, provenance)
         if current is not None and write.says_the_same_as(current):
             return
         await self.store.write([write])
 
-    def _write_input(self, op: PutOp, current: MemoryRecord | None) -> MemoryWriteInput:
+    def _write_input(
+        self, op: PutOp, current: MemoryRecord | None, provenance: Provenance | None
+    ) -> MemoryWriteInput:
         assert op.value is not None
         value = dict(op.value)
         if op.index is False:
@@ -292,7 +310,7 @@ class LangGraphStore(BaseStore):
             scope=self._map.scope(tuple(op.namespace)),
             kind=self.kind,
             content=text,
-            provenance=self._provenance,
+            provenance=provenance,
             target=MemoryTarget(section=ITEM_SECTION, key=op.key),
             payload=value,
             expires_at=None if delta is None else datetime.now(UTC) + delta,

@@ -59,8 +59,8 @@ def agent(script: Any, lg_store: LangGraphStore) -> CompiledStateGraph[Any, Any,
     )
 
 
-def user(user_id: str) -> RunnableConfig:
-    return {"configurable": {"langgraph_user_id": user_id}}
+def user(user_id: str, thread: str = "t-1") -> RunnableConfig:
+    return {"configurable": {"langgraph_user_id": user_id, "thread_id": thread}}
 
 
 def said(text: str) -> dict[str, Any]:
@@ -84,21 +84,28 @@ def check_audit_trail(versions: list[Any], item_key: str) -> None:
     assert new.invalid_at is None
     assert old.target.key == new.target.key == item_key
     assert old.scope == new.scope == {"collection": "memories", "tenant": "acme", "user": "u1"}
+    # Who wrote them: conversation 1's thread, the adapter's author.
+    assert old.provenance == new.provenance
+    assert new.provenance is not None
+    assert (new.provenance.conversation_id, new.provenance.author) == ("t-1", "langmem-agent")
 
 
 async def test_create_agent_with_langmem_tools_async(store: SqliteMemoryStore) -> None:
     lg_store = LangGraphStore(
-        store, namespace_fields=("collection", "user"), scope={"tenant": "acme"}
+        store,
+        namespace_fields=("collection", "user"),
+        scope={"tenant": "acme"},
+        author="langmem-agent",
     )
     first = await agent(remembering, lg_store).ainvoke(said("I moved to Lisbon"), user("u1"))
     assert last_reply(first) == "Noted: you live in Lisbon now."
 
-    second = await agent(recalling, lg_store).ainvoke(said("Where do I live?"), user("u1"))
+    second = await agent(recalling, lg_store).ainvoke(said("Where do I live?"), user("u1", "t-2"))
     assert last_reply(second) == NEW
     (found,) = search_result(second)  # the corrected fact only: the old one is history
     check_audit_trail(await lg_store.ahistory(("memories", "u1"), found["key"]), found["key"])
 
-    stranger = await agent(recalling, lg_store).ainvoke(said("Where do I live?"), user("u2"))
+    stranger = await agent(recalling, lg_store).ainvoke(said("Where do I live?"), user("u2", "t-3"))
     assert search_result(stranger) == []
     assert last_reply(stranger) == "I do not know."
 
@@ -111,7 +118,10 @@ async def test_langgraph_prebuilt_react_agent_runs_on_the_adapter(
     from langgraph.prebuilt import create_react_agent
 
     lg_store = LangGraphStore(
-        store, namespace_fields=("collection", "user"), scope={"tenant": "acme"}
+        store,
+        namespace_fields=("collection", "user"),
+        scope={"tenant": "acme"},
+        author="langmem-agent",
     )
     tools = [create_manage_memory_tool(NAMESPACE), create_search_memory_tool(NAMESPACE)]
 
@@ -119,7 +129,7 @@ async def test_langgraph_prebuilt_react_agent_runs_on_the_adapter(
         return create_react_agent(ScriptedChatModel(script=script), tools, store=lg_store)
 
     await react(remembering).ainvoke(said("I moved to Lisbon"), user("u1"))
-    second = await react(recalling).ainvoke(said("Where do I live?"), user("u1"))
+    second = await react(recalling).ainvoke(said("Where do I live?"), user("u1", "t-2"))
     assert last_reply(second) == NEW
     (found,) = search_result(second)
     check_audit_trail(await lg_store.ahistory(("memories", "u1"), found["key"]), found["key"])
@@ -127,12 +137,15 @@ async def test_langgraph_prebuilt_react_agent_runs_on_the_adapter(
 
 def test_create_agent_with_langmem_tools_sync(backend_store: SyncMemoryStore) -> None:
     lg_store = LangGraphStore(
-        backend_store, namespace_fields=("collection", "user"), scope={"tenant": "acme"}
+        backend_store,
+        namespace_fields=("collection", "user"),
+        scope={"tenant": "acme"},
+        author="langmem-agent",
     )
     agent(remembering, lg_store).invoke(said("I moved to Lisbon"), user("u1"))
-    second = agent(recalling, lg_store).invoke(said("Where do I live?"), user("u1"))
+    second = agent(recalling, lg_store).invoke(said("Where do I live?"), user("u1", "t-2"))
     assert last_reply(second) == NEW
     (found,) = search_result(second)
     check_audit_trail(lg_store.history(("memories", "u1"), found["key"]), found["key"])
-    stranger = agent(recalling, lg_store).invoke(said("Where do I live?"), user("u2"))
+    stranger = agent(recalling, lg_store).invoke(said("Where do I live?"), user("u2", "t-3"))
     assert search_result(stranger) == []
