@@ -86,6 +86,7 @@ def _live(reference: InMemoryStore, namespace: tuple[str, ...], depth: int | Non
     return any(cut or item.namespace == namespace for item in under)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["memory", "sqlite"])
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
