@@ -53,6 +53,7 @@ from recallstore.scope_text import format_scope, parse_scope_text
 from recallstore.scoped_memory import ScopedMemory
 from recallstore.scripted import Reply, ScriptedConversation, ScriptedModel, ToolCall
 from recallstore.store import MemoryStore, deterministic_ids
+from recallstore.sync import SyncMemoryCapability, SyncMemoryStore, SyncToolbox
 from recallstore.toolbox import MemoryToolbox
 from recallstore.tools import (
     Tool,
@@ -142,6 +143,9 @@ __all__ = [
     "StoreIncompatibleError",
     "StoreUnavailableError",
     "SupersedeChain",
+    "SyncMemoryCapability",
+    "SyncMemoryStore",
+    "SyncToolbox",
     "Tool",
     "ToolArguments",
     "ToolCall",

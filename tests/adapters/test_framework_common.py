@@ -24,6 +24,7 @@ ADAPTERS = {
     "openai_agents": ("agents", "openai-agents"),
     "adk": ("google.adk", "adk"),
     "langchain": ("langchain_core", "langchain"),
+    "langgraph": ("langgraph", "langgraph"),
     "anthropic": ("anthropic", "anthropic"),
 }
 

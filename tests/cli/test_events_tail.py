@@ -10,7 +10,8 @@ from tests.cli.conftest import Seeded
 def test_tail_prints_every_write_of_the_seeded_file(cli, seeded: Seeded) -> None:
     result = cli("events", "tail", "--db", seeded.path)
     assert result.code == 0, result.err
-    lines = result.out.splitlines()
+    header, *lines = result.out.splitlines()
+    assert header.split() == ["ID", "TIME", "TYPE", "WHAT", "N", "SCOPE", "RECORD", "IDS"]
     # Five writes (two of them supersedes) and an invalidation, in commit order.
     assert [line.split()[4] for line in lines] == [
         "write",

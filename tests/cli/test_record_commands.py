@@ -10,7 +10,8 @@ import pytest
 def test_list_shows_current_records_newest_first(cli, seeded) -> None:
     result = cli("list", "--db", seeded.path)
     assert result.code == 0
-    lines = result.out.splitlines()
+    header, *lines = result.out.splitlines()
+    assert header.split() == ["ID", "KIND", "STATUS", "CREATED", "SCOPE", "CONTENT"]
     # The expired coupon, the invalidated tea and the superseded colours are hidden.
     assert [line.split()[0] for line in lines] == [seeded.purple.id]
     assert "Favourite colour is purple" in lines[0]
@@ -18,7 +19,7 @@ def test_list_shows_current_records_newest_first(cli, seeded) -> None:
 
 def test_list_all_includes_every_record_with_its_status(cli, seeded) -> None:
     result = cli("list", "--db", seeded.path, "--all")
-    rows = {line.split()[0]: line for line in result.out.splitlines()}
+    rows = {line.split()[0]: line for line in result.out.splitlines()[1:]}
     every = (seeded.blue, seeded.green, seeded.purple, seeded.tea, seeded.coupon)
     assert set(rows) == {record.id for record in every}
     assert " superseded " in rows[seeded.blue.id]
@@ -52,7 +53,9 @@ def test_search_ranks_matches_and_reports_scores(cli, seeded) -> None:
     assert hits[0]["record"]["id"] == seeded.purple.id
     assert all(isinstance(hit["score"], float) for hit in hits)
     text = cli("search", "tea", "--db", seeded.path, "--all")
-    assert text.out.split()[0] == seeded.tea.id
+    header, row = text.out.splitlines()
+    assert header.split()[:3] == ["ID", "SCORE", "KIND"]
+    assert row.split()[0] == seeded.tea.id
     assert cli("search", "tea", "--db", seeded.path).out.strip() == "(no matching memories)"
 
 

@@ -21,6 +21,7 @@ OWNED = [
     "dashboard.md",
     "backends.md",
     "integrations.md",
+    "langgraph.md",
 ]
 
 

@@ -91,10 +91,14 @@ def test_every_integration_has_one_short_snippet() -> None:
         "OpenAI Agents SDK",
         "Google ADK",
         "LangChain",
+        "LangChain create_agent",  # run by tests/docs/test_langgraph_docs.py
+        "LangGraph store",  # run by tests/docs/test_langgraph_docs.py
         "Anthropic SDK",
         "Anthropic memory tool",
     }
     for heading, code in found.items():
+        if heading in ("LangChain create_agent", "LangGraph store"):
+            continue  # their own length check, in test_langgraph_docs.py
         lines = [line for line in code.splitlines() if line.strip()]
         assert len(lines) <= MAX_LINES, f"{heading}: {len(lines)} lines"
 

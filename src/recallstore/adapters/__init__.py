@@ -7,7 +7,9 @@
   :mod:`recallstore.adapters.anthropic` — the memory tools and the recall inside those
   frameworks, the scope taken from the host's run context (one extra each; see
   docs/integrations.md); :mod:`recallstore.adapters.anthropic_memory` — a backend for
-  Claude's own memory tool, its files kept as records.
+  Claude's own memory tool, its files kept as records;
+  :mod:`recallstore.adapters.langgraph` — LangGraph's ``BaseStore`` on any store
+  (docs/langgraph.md).
 
 Nothing is imported here: each adapter imports its optional dependency only when used.
 """

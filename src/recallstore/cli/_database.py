@@ -9,7 +9,7 @@ from recallstore.backends.registry import describe_store
 from recallstore.cli._errors import EXIT_USAGE, CliError
 from recallstore.errors import MemoryValidationError
 from recallstore.load import load_memory_store
-from recallstore.records import parse_scope_pairs
+from recallstore.scope_text import parse_scope_text
 from recallstore.store import MemoryStore
 
 DB_ENV = "RECALLSTORE_DB"
@@ -38,6 +38,13 @@ def open_store(target: str, *, must_exist: bool, embedder: str | None = None) ->
             raise CliError(f"--db {str(path)!r} is a directory, not a memory database file")
         if must_exist and not path.exists():
             raise CliError(f"no memory database at {str(path)!r} (check --db or ${DB_ENV})")
+        # SQLite takes an empty file for a new database and writes its schema into it:
+        # a command that only reads must leave the file (whatever it is) as it found it.
+        if must_exist and path.is_file() and path.stat().st_size == 0:
+            raise CliError(
+                f"{str(path)!r} is an empty file (0 bytes), not a memory database "
+                f"(check --db or ${DB_ENV})"
+            )
     return store
 
 
@@ -49,8 +56,19 @@ def make_parent_directory(store: MemoryStore) -> None:
 
 
 def parse_scope(values: list[str] | None) -> dict[str, str]:
-    """``["tenant=acme", "user=u1"]`` → ``{"tenant": "acme", "user": "u1"}``, validated."""
+    """``["tenant=acme", "user=u1"]`` → ``{"tenant": "acme", "user": "u1"}``, validated.
+
+    One value may hold several pairs, as ``list`` prints them (``tenant=acme, user=u1``
+    or ``tenant=acme,user=u1``); spaces around keys and values are dropped. A pair with
+    an empty value (``user=``) is refused: it would match only records whose value is
+    empty, which is never what was meant.
+    """
     try:
-        return parse_scope_pairs(values or [])
+        scope = parse_scope_text(values or [])
     except MemoryValidationError as exc:
         raise CliError(f"--scope {exc.message}", EXIT_USAGE) from None
+    empty = [key for key, value in scope.items() if not value]
+    if empty:
+        # The wording `recallstore mcp` has always used for its own scope.
+        raise CliError(f"--scope {empty[0]!r} needs a non-empty value", EXIT_USAGE)
+    return scope

@@ -28,6 +28,10 @@ def event_line(event: MemoryEvent) -> str:
     )
 
 
+EVENT_HEADER = f"{'ID':>8}  {'TIME':<19}  {'TYPE':<6} {'WHAT':<10} {'N':>3}  SCOPE  RECORD IDS"
+"""The column names over :func:`event_line`'s lines."""
+
+
 def run_tail(args: argparse.Namespace) -> int:
     """``recallstore events tail``: the newest events, then (``--follow``) new ones."""
     if args.last < 0:
@@ -36,6 +40,8 @@ def run_tail(args: argparse.Namespace) -> int:
     store = open_store(args.db, must_exist=True)
 
     async def go() -> None:
+        if not args.json:
+            print(EVENT_HEADER, flush=True)
         async with store:
             async for event in tail_events(
                 store,

@@ -9,6 +9,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
+from recallstore._version import __version__
 from recallstore.cli import (
     _demo,
     _events,
@@ -95,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="recallstore",
         description="Cross-session memory for LLM agents: inspect, correct, move and watch it.",
     )
+    parser.add_argument("--version", action="version", version=f"recallstore {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     db = _db_option()
     store = _store_options()

@@ -29,6 +29,10 @@ def _print_rows(hits: Sequence[MemoryHit], *, with_score: bool) -> None:
     if not hits:
         print("(no matching memories)")
         return
+    score_header = f"{'SCORE':>9}  " if with_score else ""
+    print(
+        f"{'ID':<26}  {score_header}{'KIND':<10}  {'STATUS':<10}  {'CREATED':<19}  SCOPE  CONTENT"
+    )
     for hit in hits:
         record = hit.record
         score = f"{hit.score:9.4g}  " if with_score and hit.score is not None else ""
