@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
-from typing import Any
+from typing import Any, Final
 from urllib.parse import quote, urlencode
 
 import jinja2
@@ -29,6 +29,7 @@ from recallstore.dashboard._requests import (
 )
 from recallstore.errors import ConfigurationError, MemoryNotFoundError, MemoryValidationError
 from recallstore.events import EventBus
+from recallstore.events.catalogue import EVENT_LENS
 from recallstore.prompt import render_recall
 from recallstore.recall import DEFAULT_BUDGET_CHARS, Recall, assemble_recall
 from recallstore.records import (
@@ -54,6 +55,12 @@ _SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
+
+_EVENT_LENS: Final = {
+    name: {"summary": view.summary, "details": list(view.details)}
+    for name, view in EVENT_LENS.items()
+}
+"""The lens views of event types lens.js does not render itself, for the feed page."""
 
 
 def _templates() -> jinja2.Environment:
@@ -185,6 +192,7 @@ class DashboardPages:
             scope_text=format_scope(scope),
             events_url=events_url,
             event_types=self._event_types,
+            event_lens=_EVENT_LENS,
             max_items=self._max_feed_items,
         )
 

@@ -23,18 +23,35 @@ the event only, so telemetry never holds more than the event does.
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Annotated, Any, Final, Generic, Literal, TypeVar, cast, get_args
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Annotated, Any, Final, cast, get_args
 
 from pydantic import Field, TypeAdapter
 
+from recallstore.events._event_type import (
+    COMMON_ATTRIBUTES,
+    ERROR_TYPE,
+    GEN_AI_MEMORY_QUERY_TEXT,
+    GEN_AI_MEMORY_RECORD_ID,
+    GEN_AI_OPERATION_NAME,
+    OPERATION_NAMES,
+    RECALLSTORE_OPERATION,
+    RECALLSTORE_RECORD_COUNT,
+    RECALLSTORE_SCOPE_PREFIX,
+    SCOPE_ATTRIBUTE_SOURCE,
+    SPAN_NAME,
+    AttributeValue,
+    EventType,
+    LensView,
+    OtelAttribute,
+    StoreCall,
+    StoreOperation,
+)
 from recallstore.events.models import (
     GAP_EVENT_TYPE,
     RECALL_EVENT_TYPE,
     SEARCH_EVENT_TYPE,
     WRITE_EVENT_TYPE,
-    EventData,
     MemoryEvent,
     MemoryRecallEvent,
     MemorySearchEvent,
@@ -43,9 +60,11 @@ from recallstore.events.models import (
 )
 
 __all__ = [
+    "BUILT_IN_EVENT_TYPES",
     "COMMON_ATTRIBUTES",
     "ERROR_TYPE",
     "EVENT_CATALOGUE",
+    "EVENT_LENS",
     "EVENT_MODELS",
     "EVENT_TYPES",
     "GEN_AI_MEMORY_RECORD_ID",
@@ -58,123 +77,27 @@ __all__ = [
     "SPAN_NAME",
     "AttributeValue",
     "EventType",
+    "LensView",
     "OtelAttribute",
+    "StoreCall",
     "StoreOperation",
     "catalogue_entry",
+    "declared_emitters",
     "event_attributes",
     "event_parser",
     "parse_event",
 ]
-
-_E = TypeVar("_E", bound=MemoryEvent)
-
-AttributeValue = str | bool | int | float | Sequence[str]
-"""What an OpenTelemetry attribute can hold (a sequence is exported as strings)."""
-
-StoreOperation = Literal[WriteOperation, "search", "get"]
-"""The store calls ``ObservedMemoryStore`` traces: the write operations (the values of
-``agent.memory.write``'s ``data.operation``), ``search``, and ``get`` (which has a span
-but no event)."""
-
-GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
-GEN_AI_MEMORY_RECORD_ID: Final = "gen_ai.memory.record.id"
-RECALLSTORE_RECORD_COUNT: Final = "recallstore.record.count"
-"""How many records a call changed or returned. The GenAI memory proposal defines no
-count attribute, so it is ours."""
-GEN_AI_MEMORY_QUERY_TEXT: Final = "gen_ai.memory.query.text"
-GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
-ERROR_TYPE: Final = "error.type"
-RECALLSTORE_OPERATION: Final = "recallstore.operation"
-RECALLSTORE_SCOPE_PREFIX: Final = "recallstore.scope."
-SCOPE_ATTRIBUTE_SOURCE: Final = (RECALLSTORE_SCOPE_PREFIX + "<key>", "scope.<key>")
-"""The scope pairs' attribute, as the manifest documents it (one per scope key)."""
-
-OPERATION_NAMES: Final[Mapping[StoreOperation, str]] = {
-    # The proposal's update_memory is an upsert: it covers creating records too.
-    "write": "update_memory",
-    "supersede": "update_memory",
-    "invalidate": "update_memory",
-    "delete": "delete_memory",
-    "search": "search_memory",
-    "get": "search_memory",
-}
-"""``gen_ai.operation.name`` for each store call; the span is named the same."""
-
-SPAN_NAME: Final = "{gen_ai.operation.name}"
-
-
-@dataclass(frozen=True)
-class OtelAttribute(Generic[_E]):
-    """One OpenTelemetry attribute of an event: its name, the event field it is read
-    from (as the manifest documents it) and the typed getter that reads it. A getter
-    returning None leaves the attribute out."""
-
-    name: str
-    source: str
-    read: Callable[[_E], AttributeValue | None]
 
 
 def _only(ids: Sequence[str]) -> str | None:
     return ids[0] if len(ids) == 1 else None
 
 
-_Common = OtelAttribute[MemoryEvent]
-COMMON_ATTRIBUTES: Final[tuple[OtelAttribute[MemoryEvent], ...]] = (
-    _Common("recallstore.event.id", "id", lambda e: e.id),
-    _Common(GEN_AI_CONVERSATION_ID, "conversation_id", lambda e: e.conversation_id),
-    _Common("recallstore.run_id", "run_id", lambda e: e.run_id),
-)
-"""Attributes every event contributes to its span and log record, besides the scope
-pairs (``recallstore.scope.<key>``, see :func:`event_attributes`)."""
-
-
-@dataclass(frozen=True)
-class EventType(Generic[_E]):
-    """One memory event type: everything the package derives an event type from.
-
-    ``operations`` are the store calls whose span the event is recorded in (empty: the
-    event is emitted as a log record in whatever span is active, ``log_context``).
-    """
-
-    name: str
-    """The event type: the envelope's ``type``, the SSE ``event:`` and the OTel event name."""
-    model: type[_E]
-    """The envelope model; its ``type`` is ``Literal[name]`` and its ``data`` the payload."""
-    attributes: tuple[OtelAttribute[_E], ...]
-    """The OpenTelemetry attributes read from the event, after :data:`COMMON_ATTRIBUTES`."""
-    operations: tuple[StoreOperation, ...] = ()
-    """The store calls that emit this event inside their span."""
-    log_context: str = "the span of the store call"
-    """Where the event's log record is emitted, as the manifest says it."""
-
-    def __post_init__(self) -> None:
-        type_field = self.model.model_fields.get("type")
-        if type_field is None or type_field.default != self.name:
-            raise ValueError(
-                f"event type {self.name!r}: {self.model.__name__}.type must default to "
-                f"{self.name!r}, not {getattr(type_field, 'default', None)!r}"
-            )
-        data = self.model.model_fields["data"].annotation
-        if not (isinstance(data, type) and issubclass(data, EventData)):
-            raise ValueError(
-                f"event type {self.name!r}: {self.model.__name__}.data must be an "
-                f"EventData model, not {data!r}"
-            )
-        unknown = [op for op in self.operations if op not in OPERATION_NAMES]
-        if unknown:
-            raise ValueError(f"event type {self.name!r}: unknown store operations {unknown!r}")
-
-    @property
-    def data_model(self) -> type[EventData]:
-        """The model of the event's ``data`` payload."""
-        return cast(type[EventData], self.model.model_fields["data"].annotation)
-
-
 _Write = OtelAttribute[MemoryWriteEvent]
 _Search = OtelAttribute[MemorySearchEvent]
 _Recall = OtelAttribute[MemoryRecallEvent]
 
-EVENT_CATALOGUE: Final[tuple[EventType[Any], ...]] = (
+BUILT_IN_EVENT_TYPES: Final[tuple[EventType[Any], ...]] = (
     EventType(
         name=WRITE_EVENT_TYPE,
         model=MemoryWriteEvent,
@@ -265,7 +188,11 @@ EVENT_CATALOGUE: Final[tuple[EventType[Any], ...]] = (
         ),
     ),
 )
-"""Every memory event type, in publication order. Add an event type here."""
+"""The event types the observed store and the journal emit themselves."""
+
+EVENT_CATALOGUE: Final[tuple[EventType[Any], ...]] = (*BUILT_IN_EVENT_TYPES,)
+"""Every memory event type, in publication order: an event type of its own module joins
+here (docs/contributing.md, "Adding an event type")."""
 
 EVENT_MODELS: Final[Mapping[str, type[MemoryEvent]]] = {
     entry.name: entry.model for entry in EVENT_CATALOGUE
@@ -277,6 +204,17 @@ EVENT_TYPES: Final[tuple[str, ...]] = (*MEMORY_EVENT_TYPES, GAP_EVENT_TYPE)
 """Every ``event:`` name the SSE stream can send (the memory events, then ``gap``)."""
 
 _ENTRIES: Final[Mapping[str, EventType[Any]]] = {entry.name: entry for entry in EVENT_CATALOGUE}
+
+EVENT_LENS: Final[Mapping[str, LensView]] = {
+    entry.name: entry.lens for entry in EVENT_CATALOGUE if entry.lens is not None
+}
+"""The lens's view of each event type that declares one (for types ``lens.js`` does not
+render itself)."""
+
+
+def declared_emitters(operation: StoreOperation) -> tuple[EventType[Any], ...]:
+    """The event types a finished ``operation`` call emits through :attr:`EventType.emit`."""
+    return tuple(e for e in EVENT_CATALOGUE if e.emit is not None and operation in e.operations)
 
 
 def catalogue_entry(event_type: str) -> EventType[Any]:

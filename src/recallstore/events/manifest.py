@@ -115,6 +115,12 @@ def build_manifest(
             "sse": {"event": entry.name, "id": "the envelope's id", "data": _SSE_DATA},
             "otel": _otel_mapping(entry),
         }
+        if entry.lens is not None:
+            # Read by the lens for a type its lens.js has no renderer for.
+            events[entry.name]["lens"] = {
+                "summary": entry.lens.summary,
+                "details": list(entry.lens.details),
+            }
     events[GAP_EVENT_TYPE] = {
         "category": "stream",
         "description": _description(StreamGap),

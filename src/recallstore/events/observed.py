@@ -33,7 +33,7 @@ from recallstore.backends.journal import (
 from recallstore.context import current_call_context
 from recallstore.errors import ConfigurationError
 from recallstore.events.bus import EventBus
-from recallstore.events.catalogue import StoreOperation
+from recallstore.events.catalogue import StoreCall, StoreOperation, declared_emitters
 from recallstore.events.models import (
     MemoryEvent,
     MemoryRecallData,
@@ -196,6 +196,7 @@ class ObservedMemoryStore:
                 include_content=self.include_content,
             )
             self._publish(trace, MemoryWriteEvent, write_scope(records), data)
+            self._declared(trace, StoreCall(operation, {"inputs": batch}, records))
         return records
 
     async def invalidate(self, id: str, reason: str | None = None) -> None:
@@ -212,6 +213,7 @@ class ObservedMemoryStore:
                 raise
             changed = before is not None and not before.is_invalidated
             self._publish(trace, MemoryWriteEvent, scope, {**data, "count": int(changed)})
+            self._declared(trace, StoreCall("invalidate", {"id": id, "reason": reason}, None))
 
     async def delete(self, id: str) -> None:
         """Delete through; emit ``agent.memory.write`` (operation ``delete``)."""
@@ -228,6 +230,7 @@ class ObservedMemoryStore:
             self._publish(
                 trace, MemoryWriteEvent, scope, {**data, "count": int(before is not None)}
             )
+            self._declared(trace, StoreCall("delete", {"id": id}, None))
 
     async def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
         """Search through; emit ``agent.memory.search``."""
@@ -244,12 +247,16 @@ class ObservedMemoryStore:
             elapsed = time.perf_counter() - started
             data = self._search_data(query, hits, elapsed, {})
             self._publish(trace, MemorySearchEvent, query.scope, data)
+            self._declared(trace, StoreCall("search", {"query": query}, hits))
         return hits
 
     async def get(self, id: str) -> MemoryRecord | None:
-        """Get through. Traced when telemetry is set; no event (reads by id are not searches)."""
-        with self._operation("get", record_id=id):
-            return await self._store.get(id)
+        """Get through. Traced when telemetry is set; no built-in event (reads by id are
+        not searches), but an event type declared for ``get`` is emitted."""
+        with self._operation("get", record_id=id) as trace:
+            record = await self._store.get(id)
+            self._declared(trace, StoreCall("get", {"id": id}, record))
+            return record
 
     def observe_recall(self, recall: Recall) -> None:
         """Emit ``agent.memory.recall`` for a recall assembled over this store."""
@@ -320,6 +327,19 @@ class ObservedMemoryStore:
             trace.record(event)
         except Exception:
             self._failed("telemetry")
+
+    def _declared(self, trace: OperationTrace, call: StoreCall) -> None:
+        """Publish the events the catalogue declares for ``call`` (``EventType.emit``);
+        a declaration that fails is counted in ``observer_failures``, never raised."""
+        for entry in declared_emitters(call.operation):
+            try:
+                emitted = entry.emit(call) if entry.emit is not None else None
+            except Exception:
+                self._failed(entry.name)
+                continue
+            if emitted is not None:
+                scope, data = emitted
+                self._publish(trace, entry.model, scope, data)
 
     @staticmethod
     def _with_context(event: MemoryEvent) -> MemoryEvent:

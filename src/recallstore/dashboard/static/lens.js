@@ -147,6 +147,40 @@
     return { summary: "event", details: details, extra: pre };
   }
 
+  // Event types lens.js has no renderer for may declare their view in the catalogue
+  // (EventType.lens): a summary with {field} placeholders and the data fields to list.
+  // Values are inserted as text only (el and kv build text nodes).
+  function declaredViews() {
+    var views = {};
+    try {
+      views = JSON.parse((feed && feed.dataset.eventLens) || "{}");
+    } catch (error) {
+      views = {};
+    }
+    return views && typeof views === "object" && !Array.isArray(views) ? views : {};
+  }
+
+  var VIEWS = declaredViews();
+
+  function declaredRenderer(view) {
+    return function (event) {
+      var data = event.data || {};
+      var summary = String(view.summary || "event").replace(/\{(\w+)\}/g, function (_, field) {
+        return has(data, field) ? String(data[field]) : "";
+      });
+      var details = [kv("scope", scopeChips(event.scope))];
+      (view.details || []).forEach(function (field) {
+        if (has(data, field)) details.push(kv(field, String(data[field])));
+      });
+      return { summary: summary, details: details };
+    };
+  }
+
+  function rendererOf(type) {
+    if (RENDERERS[type]) return RENDERERS[type];
+    return has(VIEWS, type) ? declaredRenderer(VIEWS[type]) : null;
+  }
+
   // The event types the server publishes, as the page lists them (event_manifest.json's
   // event_types); a renderer's types are always included.
   function manifestTypes() {
@@ -169,7 +203,7 @@
   // and this page renders ("agent.memory.write" -> "write"), "other" for anything else.
   function kindOf(type) {
     var name = String(type || "");
-    if (!RENDERERS[name] || knownTypes.indexOf(name) < 0) return "other";
+    if (!rendererOf(name) || knownTypes.indexOf(name) < 0) return "other";
     return name.split(".").pop().replace(/[^a-z0-9_-]/gi, "-");
   }
 
@@ -185,7 +219,7 @@
   // window for tests and for hosts that embed the feed.
   function renderEvent(envelope) {
     var type = String(envelope.type || "message");
-    var renderer = RENDERERS[type];
+    var renderer = rendererOf(type);
     var parts;
     try {
       parts = renderer ? renderer(envelope) : renderGeneric(envelope);
