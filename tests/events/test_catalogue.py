@@ -265,3 +265,53 @@ def test_the_lens_renders_each_entry_and_derives_its_kind(tmp_path: Path) -> Non
             assert kinds == ["gap", "other", "other"]
         finally:
             browser.close()
+
+
+@pytest.mark.browser
+def test_the_lens_renders_a_declared_view_as_text(tmp_path: Path) -> None:
+    # A type lens.js has no renderer for is shown from its catalogue lens view
+    # (EventType.lens), its data inserted as text, never as HTML.
+    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = _chromium()
+    listed = [*EVENT_TYPES, "agent.memory.read"]
+    views = {"agent.memory.read": {"summary": "read · {record_id}", "details": ["found"]}}
+    page_html = (
+        "<!doctype html><ol id='feed' data-events-url='/nowhere' data-record-url='/records/' "
+        f"data-event-types='{json.dumps(listed)}' data-event-lens='{json.dumps(views)}'></ol>"
+    )
+    envelope = {
+        "type": "agent.memory.read",
+        "id": 7,
+        "timestamp": "2026-12-01T10:00:00.000000Z",
+        "scope": {"user": "u1"},
+        "data": {"record_id": "<img src=x onerror=window.__pwned=1>", "found": True},
+    }
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium, args=["--headless=new", "--no-sandbox"], timeout=60_000
+        )
+        try:
+            page = browser.new_page()
+            page.set_content(page_html)
+            page.add_script_tag(content=(STATIC / "lens.js").read_text(encoding="utf-8"))
+            rendered = page.evaluate(
+                """envelope => {
+                    const item = window.RecallstoreLens.renderEvent(envelope);
+                    document.getElementById("feed").appendChild(item);
+                    return {kind: item.dataset.kind,
+                            summary: item.querySelector(".summary").textContent,
+                            text: item.textContent,
+                            images: item.querySelectorAll("img").length,
+                            generic: item.querySelector(".generic") !== null};
+                }""",
+                envelope,
+            )
+            assert rendered["kind"] == "read"
+            assert rendered["summary"] == "read · <img src=x onerror=window.__pwned=1>"
+            assert "found" in rendered["text"]
+            assert "true" in rendered["text"]
+            assert rendered["images"] == 0
+            assert not rendered["generic"]
+            assert page.evaluate("window.__pwned === undefined")
+        finally:
+            browser.close()
