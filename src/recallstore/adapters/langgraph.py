@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Final
 
 from recallstore.adapters._framework import _framework_imports
@@ -67,6 +66,7 @@ from recallstore.store import (
     SupportsExportRecords,
 )
 from recallstore.sync import BackgroundLoop, SyncMemoryStore
+from recallstore.values import utc_now
 
 with _framework_imports("langgraph", "the LangGraph store", "langgraph"):
     from langgraph.config import get_config
@@ -313,7 +313,7 @@ class LangGraphStore(BaseStore):
             provenance=provenance,
             target=MemoryTarget(section=ITEM_SECTION, key=op.key),
             payload=value,
-            expires_at=None if delta is None else datetime.now(UTC) + delta,
+            expires_at=None if delta is None else utc_now() + delta,
             # The store supersedes the keyed holder in the write's own transaction (S16);
             # without the extension, the supersede names the version read just before.
             idempotency_key=KEY_PREFIX + op.key if keyed else None,
@@ -381,7 +381,7 @@ class LangGraphStore(BaseStore):
         if EXPORT_EXTENSION in store.capabilities().extensions and isinstance(
             store, SupportsExportRecords
         ):
-            now = datetime.now(UTC)
+            now = utc_now()
             async for record in store.export_records(scope):
                 if record.invalid_at is None and not record.is_expired(now):
                     yield record

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -19,6 +19,7 @@ from recallstore.records import (
 from recallstore.store import Clock, MemoryStore
 from recallstore.testing._checked import CheckedStore, every_record, unwrap
 from recallstore.testing._rules import DEFAULT_TIME_LIMIT, time_limit
+from recallstore.values import utc_now
 
 __all__ = [
     "ClockedStoreFactory",
@@ -188,4 +189,4 @@ def ids(records: Iterable[MemoryRecord]) -> list[str]:
 
 def hours_from_now(hours: float) -> datetime:
     """A UTC moment relative to the wall clock (for ``expires_at``)."""
-    return datetime.now(UTC) + timedelta(hours=hours)
+    return utc_now() + timedelta(hours=hours)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import urllib.parse
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
@@ -11,6 +11,7 @@ from recallstore.errors import MemoryConflictError, MemoryNotFoundError
 from recallstore.store import MemoryStore
 from recallstore.testing._harness import StoreHarness, every_record, ids, memory, write_one
 from recallstore.testing._rules import kit_test
+from recallstore.values import utc_now
 
 __all__ = ["WriteConformance"]
 
@@ -100,9 +101,9 @@ class WriteConformance(StoreHarness):
 
     @kit_test("stamp records from the current UTC time")
     async def test_s2_created_at_is_the_current_utc_time(self, store: MemoryStore) -> None:
-        before = datetime.now(UTC)
+        before = utc_now()
         record = await write_one(store, "stamped record")
-        after = datetime.now(UTC)
+        after = utc_now()
         assert record.created_at.utcoffset() == timedelta(0)
         # A generous margin: the rule is "stamped now", not a timing bound.
         assert before - timedelta(seconds=5) <= record.created_at <= after + timedelta(seconds=5)
