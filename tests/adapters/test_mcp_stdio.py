@@ -108,7 +108,7 @@ async def test_the_official_client_drives_the_whole_surface(
     assert [m["id"] for m in structured(searched)["memories"]] == [mine]
     assert [m["id"] for m in structured(listed)["memories"]] == [mine]
     for result in invalidated:
-        assert result.is_error is False
+        assert result.is_error is True
         assert structured(result)["error"]["code"] == "not_found"
 
     assert {prompt.name for prompt in prompts} == {"memory_manual", RECALL_PROMPT}
