@@ -52,9 +52,8 @@ def tool_returns(messages: list[ModelMessage]) -> list[tuple[str, dict[str, Any]
         if isinstance(message, ModelRequest):
             for part in message.parts:
                 if isinstance(part, ToolReturnPart):
-                    content = part.content
-                    if isinstance(content, str):
-                        content = json.loads(content)
+                    raw = part.content
+                    content: Any = json.loads(raw) if isinstance(raw, str) else raw
                     assert isinstance(content, dict)
                     assert (part.outcome == "failed") is (content["ok"] is False)
                     returns.append((part.tool_name, dict(content)))
