@@ -6,6 +6,9 @@ your framework's model and pass ``memory.toolbox.openai_tools()`` (or
 ``anthropic_tools()`` / ``mcp_tools()``) and ``memory.instructions`` to it.
 
     python examples/two_conversations.py [path/to/memory.db]
+
+Run it again on the same file and memory is unchanged: the script, like a model, does
+not save again what it already recalls.
 """
 
 from __future__ import annotations
@@ -17,7 +20,14 @@ from pathlib import Path
 
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.capability import MemoryCapability
-from recallstore.scripted import Reply, ScriptedConversation, ScriptedModel, ToolCall, last_result
+from recallstore.scripted import (
+    Reply,
+    ScriptedConversation,
+    ScriptedModel,
+    StepSource,
+    ToolCall,
+    last_result,
+)
 
 
 async def main(db_path: Path) -> None:
@@ -31,13 +41,19 @@ async def main(db_path: Path) -> None:
         memory = await capability.instantiate(
             session, conversation_id="conversation-1", first_user_text=first_text
         )
-        model = ScriptedModel(
-            [
-                ToolCall("memory_search", {"query": "Ana Berlin peanuts"}),
-                ToolCall("memory_save", {"content": "The user's name is Ana.", "kind": "profile"}),
-                ToolCall("memory_save", {"content": "Ana is allergic to peanuts."}),
-                ToolCall("memory_save", {"content": "Ana lives in Berlin."}),
-                Reply("Nice to meet you, Ana!"),
+        # Like a real model, the script saves only what its recalled memories (in the
+        # system prompt) do not already say, so a rerun on the same file adds nothing.
+        recalled = memory.recall_block or ""
+        facts = [
+            ("name is Ana", {"content": "The user's name is Ana.", "kind": "profile"}),
+            ("peanuts", {"content": "Ana is allergic to peanuts."}),
+            ("Ana lives in", {"content": "Ana lives in Berlin."}),
+        ]
+        script: list[StepSource] = [ToolCall("memory_search", {"query": "Ana Berlin peanuts"})]
+        script += [ToolCall("memory_save", save) for clue, save in facts if clue not in recalled]
+        script.append(Reply("Nice to meet you, Ana!"))
+        if "Lisbon" not in recalled:
+            script += [
                 ToolCall("memory_search", {"query": "lives in"}),
                 # A step can be a function of the transcript: supersede the id just found.
                 lambda messages: ToolCall(
@@ -47,9 +63,9 @@ async def main(db_path: Path) -> None:
                         "supersedes": last_result(messages)["memories"][0]["id"],
                     },
                 ),
-                Reply("Noted: Lisbon."),
             ]
-        )
+        script.append(Reply("Noted: Lisbon."))
+        model = ScriptedModel(script)
         chat = ScriptedConversation(model, memory.toolbox, system_prompt=memory.instructions)
         print("conversation 1:")
         print("  user:", first_text)

@@ -24,6 +24,8 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptedConversation",
     "ScriptedModel",
+    "Step",
+    "StepSource",
     "ToolCall",
     "last_result",
 ]
@@ -55,7 +57,9 @@ class Message:
 
 
 Step = ToolCall | Reply
+"""One turn of a scripted model: a tool call or a final reply."""
 StepSource = Step | Callable[[Sequence[Message]], Step]
+"""A script entry: a step, or a function of the transcript so far that returns one."""
 
 
 class ScriptExhaustedError(RecallstoreError):

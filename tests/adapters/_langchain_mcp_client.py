@@ -29,6 +29,14 @@ async def main(command: str, args: list[str]) -> dict[str, Any]:
     missing = [
         await tools["memory_invalidate"].ainvoke({"id": record_id}) for record_id in sys.argv[1:2]
     ]
+    # As an agent loop runs it: a tool call in, a ToolMessage out.
+    as_tool_call = {
+        "type": "tool_call",
+        "id": "call-1",
+        "name": "memory_invalidate",
+        "args": {"id": sys.argv[1]},
+    }
+    message = await tools["memory_invalidate"].ainvoke(as_tool_call)
     prompt = await client.get_prompt("memory", "memory_recall", arguments={"user_text": "seats"})
     resources = await client.get_resources("memory")
     return {
@@ -38,6 +46,7 @@ async def main(command: str, args: list[str]) -> dict[str, Any]:
         "saved": str(saved),
         "listed": str(listed),
         "foreign_invalidate": [str(result) for result in missing],
+        "foreign_invalidate_message": {"status": message.status, "content": str(message.content)},
         "prompt": [str(message.content) for message in prompt],
         "resources": {str(blob.metadata["uri"]): blob.as_string() for blob in resources},
     }

@@ -130,6 +130,26 @@ async def test_another_scope_sees_other_files(store: SqliteMemoryStore) -> None:
             {"command": "str_replace", "path": "/memories/a.md", "old_str": "f", "new_str": "\x00"},
             "NUL",
         ),
+        # A file at the root would answer every `view /memories` with itself.
+        ({"command": "create", "path": "/memories", "file_text": "x"}, "the memory directory"),
+        ({"command": "create", "path": "/memories/", "file_text": "x"}, "the memory directory"),
+        (
+            {"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories"},
+            "the memory directory",
+        ),
+        # A path under a file would make a.md both a file and a directory.
+        (
+            {"command": "create", "path": "/memories/a.md/inner.md", "file_text": "x"},
+            "/memories/a.md is a file, not a directory",
+        ),
+        (
+            {"command": "create", "path": "/memories/a.md/b/c.md", "file_text": "x"},
+            "/memories/a.md is a file, not a directory",
+        ),
+        (
+            {"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/a.md/x"},
+            "/memories/a.md is a file, not a directory",
+        ),
     ],
 )
 async def test_model_mistakes_are_tool_errors_and_change_nothing(
@@ -141,3 +161,27 @@ async def test_model_mistakes_are_tool_errors_and_change_nothing(
     with pytest.raises(ToolError, match=problem):
         await tool.call(given)
     assert await every_record(store) == before
+
+
+async def test_a_file_over_a_directory_of_files_is_refused(store: SqliteMemoryStore) -> None:
+    tool = RecallstoreMemoryTool(store, SCOPE)
+    await tool.call({"command": "create", "path": "/memories/trips/april.md", "file_text": "A"})
+    await tool.call({"command": "create", "path": "/memories/notes.md", "file_text": "N"})
+    before = await every_record(store)
+    refused = [
+        {"command": "create", "path": "/memories/trips", "file_text": "x"},
+        {"command": "rename", "old_path": "/memories/notes.md", "new_path": "/memories/trips"},
+    ]
+    for given in refused:
+        with pytest.raises(ToolError, match="it is a directory holding 1 file"):
+            await tool.call(given)
+    assert await every_record(store) == before
+    # The tree the model starts every task with is intact.
+    assert await tool.call({"command": "view", "path": "/memories"}) == (
+        "Files in /memories:\n1\t/memories/notes.md\n1\t/memories/trips/april.md"
+    )
+    # Overwriting an existing file is still a create, and a sibling name is fine.
+    await tool.call({"command": "create", "path": "/memories/notes.md", "file_text": "N2"})
+    await tool.call({"command": "create", "path": "/memories/trips.md", "file_text": "T"})
+    viewed = await tool.call({"command": "view", "path": "/memories/trips"})
+    assert viewed == "Files in /memories/trips:\n1\t/memories/trips/april.md"

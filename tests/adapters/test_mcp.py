@@ -74,8 +74,8 @@ def payload(result: types.CallToolResult) -> dict[str, Any]:
 
 
 def error_of(result: types.CallToolResult) -> dict[str, Any]:
-    """A model mistake: a normal result (not isError) the model reads and acts on."""
-    assert result.is_error is False
+    """A model mistake: an isError result whose structured error the model acts on."""
+    assert result.is_error is True
     body = payload(result)
     assert body["ok"] is False
     error: dict[str, Any] = body["error"]
@@ -328,5 +328,5 @@ async def test_two_model_mistakes_in_a_row_are_ordinary_results(store: SqliteMem
                 await client.call_tool("memory_invalidate", {"id": f"missing-{n}"})
                 for n in range(2)
             ]
-    assert [result.is_error for result in results] == [False, False]
+    assert [result.is_error for result in results] == [True, True]
     assert [error_of(result)["code"] for result in results] == ["not_found", "not_found"]

@@ -63,7 +63,9 @@ def test_langchain_mcp_adapters_drive_the_server(tmp_path: Path) -> None:
     server = [sys.executable, "-m", "recallstore", "mcp", "--db", str(db)]
     server += ["--scope", "tenant=acme", "--scope", "user=u1", "--scope-fields", "tenant,user"]
     done = subprocess.run(
-        [python, str(_CLIENT), foreign.id, *server],
+        # -P: not this folder on sys.path, where tests/adapters/langgraph/ would pass for
+        # the langgraph package that langchain-mcp-adapters probes for.
+        [python, "-P", str(_CLIENT), foreign.id, *server],
         capture_output=True,
         text=True,
         timeout=180,
@@ -87,6 +89,11 @@ def test_langchain_mcp_adapters_drive_the_server(tmp_path: Path) -> None:
     assert "Globex" not in seen["listed"]
     (foreign_answer,) = seen["foreign_invalidate"]
     assert '"code": "not_found"' in foreign_answer
+    # The same mistake in-process is a ToolMessage with status="error"
+    # (tests/adapters/test_langchain.py); over MCP it must read the same.
+    message = seen["foreign_invalidate_message"]
+    assert message["status"] == "error"
+    assert '"code": "not_found"' in message["content"]
     (prompt,) = seen["prompt"]
     assert RECALL_OPEN in prompt
     assert "Prefers aisle seats." in prompt

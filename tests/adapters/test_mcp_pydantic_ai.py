@@ -1,12 +1,13 @@
 """pydantic-ai, with its default settings, connected to ``recallstore mcp`` over stdio.
 
-A model's honest mistake (an unknown id) must not end the user's run: pydantic-ai turns
-an MCP ``isError`` result into a retry and gives up after one by default, so the server
-answers model mistakes as ordinary results the model reads.
+A model's honest mistake (an unknown id) is an MCP ``isError`` result. pydantic-ai's
+default turns it into a retry and gives up after one; with the documented
+``tool_error_behavior="failed"`` the model reads each mistake and the run carries on.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,24 +31,32 @@ TIMEOUT = 60
 
 
 def recallstore_mcp(db: Path) -> MCPToolset[None]:
-    """The toolset a user writes: ``recallstore mcp`` started over stdio, defaults kept."""
+    """The toolset docs/adapters.md shows: ``recallstore mcp`` over stdio, failures seen."""
     return MCPToolset(
         StdioTransport(
             command=sys.executable,
             args=["-m", "recallstore", "mcp", "--db", str(db), "--scope", "user=u1"],
-        )
+        ),
+        tool_error_behavior="failed",
     )
 
 
 def tool_returns(messages: list[ModelMessage]) -> list[tuple[str, dict[str, Any]]]:
-    """Each tool result the model was shown: (tool name, the JSON object)."""
+    """Each tool result the model was shown: (tool name, the JSON object).
+
+    A failed result (a model mistake) reaches the model as the JSON text, and only a
+    mistake is marked failed.
+    """
     returns: list[tuple[str, dict[str, Any]]] = []
     for message in messages:
         if isinstance(message, ModelRequest):
             for part in message.parts:
                 if isinstance(part, ToolReturnPart):
-                    assert isinstance(part.content, dict)
-                    returns.append((part.tool_name, dict(part.content)))
+                    raw = part.content
+                    content: Any = json.loads(raw) if isinstance(raw, str) else raw
+                    assert isinstance(content, dict)
+                    assert (part.outcome == "failed") is (content["ok"] is False)
+                    returns.append((part.tool_name, dict(content)))
     return returns
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from agents import Agent, RunConfig, Runner
+from agents import Agent, FunctionTool, RunConfig, Runner
 from agents.exceptions import UserError
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 
@@ -40,7 +40,7 @@ def tool_call(name: str, arguments: dict[str, Any] | Callable[[Any], dict[str, A
 
 def agent_for(model: ScriptedModel, memory: AgentsMemory) -> Agent[MemorySession]:
     return Agent(
-        name="assistant", model=model, tools=list(memory.tools), instructions=memory.instructions
+        name="assistant", model=model, tools=memory.tools, instructions=memory.instructions
     )
 
 
@@ -79,6 +79,7 @@ def test_tools_are_strict_and_match_the_specs(capability) -> None:
     memory = AgentsMemory(capability)
     assert [tool.name for tool in memory.tools] == [spec.name for spec in capability.specs]
     for tool, spec in zip(memory.tools, capability.specs, strict=True):
+        assert isinstance(tool, FunctionTool)
         assert tool.strict_json_schema is True
         assert tool.params_json_schema == strict_json_schema(spec.input_schema())
         assert "scope" not in tool.params_json_schema["properties"]
@@ -141,7 +142,7 @@ async def test_instructions_after_a_base_prompt(capability, story) -> None:
     agent: Agent[dict[str, MemorySession]] = Agent(
         name="assistant",
         model=model,
-        tools=list(memory.tools),
+        tools=memory.tools,
         instructions=memory.instructions_after("You are a travel agent."),
     )
     context = {"memory": MemorySession(story.scope, "conv-3")}
@@ -177,7 +178,7 @@ async def test_a_store_failure_ends_the_run(story) -> None:
         memory = AgentsMemory(MemoryCapability(store, scope_fields=("tenant", "user")))
     # Closed: the host must learn its memory is down, not the model.
     model = ScriptedModel([tool_call("memory_list", {}), [assistant_message("unreachable")]])
-    agent: Agent[MemorySession] = Agent(name="assistant", model=model, tools=list(memory.tools))
+    agent: Agent[MemorySession] = Agent(name="assistant", model=model, tools=memory.tools)
     session = MemorySession(story.scope, "conv-1")
     # The SDK wraps every tool exception in its UserError; the cause is ours.
     with pytest.raises(UserError) as caught:

@@ -233,8 +233,8 @@ async def test_a_fifth_tool_over_the_real_mcp_server(store: MemoryStore) -> None
     assert got.is_error is False
     assert got.structured_content is not None
     assert got.structured_content["memory"]["content"] == "Likes green tea."
-    # A model's mistake is an ordinary result the model reads, not an MCP error.
-    assert foreign.is_error is False
+    # A model's mistake is an isError result carrying the structured error.
+    assert foreign.is_error is True
     assert foreign.structured_content is not None
     assert foreign.structured_content["error"]["code"] == "not_found"
     assert manual == Manual.render(FIVE_TOOLS)
@@ -282,7 +282,7 @@ async def test_a_removed_tool_is_gone_over_mcp(store: MemoryStore) -> None:
     calls = [("memory_invalidate", {"id": record.id})]
     listed, (called,), manual = await over_mcp(store, WITHOUT_INVALIDATE, calls)
     assert [tool.name for tool in listed] == ["memory_save", "memory_search", "memory_list"]
-    assert called.is_error is False
+    assert called.is_error is True
     assert called.structured_content is not None
     assert called.structured_content["error"]["code"] == "unknown_tool"
     assert "memory_invalidate" not in manual

@@ -44,7 +44,8 @@ from recallstore.records import MemorySearchQuery
 DOC = Path(__file__).resolve().parents[2] / "docs" / "integrations.md"
 OLD, NEW = "Lives in Porto.", "Lives in Lisbon."
 SCOPE = {"tenant": "acme", "user": "u1", "app": "travel"}
-MAX_LINES = 15
+# 16: the typed Anthropic loop needs its MessageParam import (test_snippet_types.py).
+MAX_LINES = 16
 
 
 def snippets() -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import subprocess
@@ -10,7 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.records import MemorySearchQuery
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ANA = {"tenant": "acme", "user": "ana"}
 
 
 def run_example(name: str, *args: str | Path) -> str:
@@ -101,6 +106,30 @@ def test_two_conversations_example_recalls_the_correction(tmp_path: Path) -> Non
     assert "Ana lives in Lisbon (she moved from Berlin)." in block
     assert "Ana lives in Berlin." not in block  # superseded, so not recalled
     assert db.exists()
+
+
+async def _valid_contents(db: Path) -> list[str]:
+    async with SqliteMemoryStore(db) as store:
+        hits = await store.search(MemorySearchQuery(scope=ANA, limit=100))
+    return sorted(hit.record.content for hit in hits)
+
+
+@pytest.mark.slow
+def test_two_conversations_example_is_repeatable_on_one_file(tmp_path: Path) -> None:
+    db = tmp_path / "example.db"
+    outputs = [run_example("two_conversations.py", db) for _ in range(3)]
+    assert asyncio.run(_valid_contents(db)) == [
+        "Ana is allergic to peanuts.",
+        "Ana lives in Lisbon (she moved from Berlin).",
+        "The user's name is Ana.",
+    ]
+    # Each run recalls the same three memories for conversation 2.
+    blocks = [
+        _between(out.split("the system prompt the model saw:")[1], "Profile:", "</recalled")
+        for out in outputs
+    ]
+    without_ids = [re.sub(r"id=\w+", "id=…", block) for block in blocks]
+    assert without_ids == [without_ids[0]] * 3
 
 
 @pytest.mark.slow

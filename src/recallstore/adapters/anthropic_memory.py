@@ -86,7 +86,10 @@ class RecallstoreMemoryTool(BetaAsyncAbstractMemoryTool):
     async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
         """Write the file; an existing one is superseded by the new text."""
         path = _checked_path(command.path)
-        await self._save(path, command.file_text, await self._file(path))
+        existing = await self._file(path)
+        if existing is None:
+            await self._check_new_file(path)
+        await self._save(path, command.file_text, existing)
         return f"File created successfully at: {path}"
 
     async def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
@@ -136,8 +139,36 @@ class RecallstoreMemoryTool(BetaAsyncAbstractMemoryTool):
         record = await self._existing(old_path)
         if await self._file(new_path) is not None:
             raise ToolError(f"The destination {new_path} already exists")
+        await self._check_new_file(new_path)
         await self._save(new_path, _text(record), record)
         return f"Successfully renamed {old_path} to {new_path}"
+
+    async def _check_new_file(self, path: str) -> None:
+        """Refuse a new file where the tree has a directory, or under an existing file.
+
+        A file at ``/memories`` would answer every ``view /memories`` with itself and hide
+        the whole tree; a file under a file, or a file over a directory of files, would
+        make one path both, and ``view`` and ``delete`` could reach only one of them.
+        """
+        if path == MEMORY_ROOT:
+            raise ToolError(
+                f"Cannot create a file at {MEMORY_ROOT}: it is the memory directory. "
+                f"Create the file under it, e.g. {MEMORY_ROOT}/notes.md."
+            )
+        parts = path.split("/")
+        for end in range(3, len(parts)):
+            ancestor = "/".join(parts[:end])
+            if await self._file(ancestor) is not None:
+                raise ToolError(
+                    f"Cannot create {path}: {ancestor} is a file, not a directory. "
+                    f"Choose a path that is not under {ancestor}."
+                )
+        files = await self._files_under(path)
+        if files:
+            raise ToolError(
+                f"Cannot create the file {path}: it is a directory holding {len(files)} "
+                f"file(s), e.g. {_path(files[0])}. Choose another file name."
+            )
 
     async def _file(self, path: str) -> MemoryRecord | None:
         """The valid record holding ``path`` in exactly our scope."""

@@ -199,9 +199,9 @@ _FAILURE_SCHEMA: dict[str, Any] = {
 def _output_schema(success: Mapping[str, Any]) -> dict[str, Any]:
     """The success schema widened to the ``{"ok": false, "error": ...}`` answer.
 
-    A model's mistake is a normal result (not ``isError``), so clients check it against
-    ``outputSchema``; the schema must admit both shapes. ``$defs`` move to the root so
-    the ``#/$defs/...`` references keep resolving.
+    Clients that check ``isError`` results against ``outputSchema`` (the specification
+    does not forbid it) must accept the error object too, so the schema admits both
+    shapes. ``$defs`` move to the root so the ``#/$defs/...`` references keep resolving.
     """
     success = dict(success)
     definitions = success.pop("$defs", None)
@@ -272,10 +272,11 @@ def create_mcp_server(
     :class:`~recallstore.toolbox.MemoryToolbox`; the Manual follows them.
 
     Tool results carry JSON text and the same object as ``structuredContent``. A
-    model's mistake (``"ok": false`` with a code such as ``not_found``) is a normal
-    result, not ``isError``: the model reads it and carries on, and no client counts
-    it as a failed call. Only a failure the model did not cause (the store is
-    unavailable, code ``unavailable``) is sent with ``isError: true``. The server's
+    model's mistake (``"ok": false`` with a code such as ``not_found``) is a result
+    with ``isError: true``, as the MCP specification asks of errors that originate in
+    the tool, so a client reports it as a failed call the model can act on (LangChain's
+    ``status="error"``, as in-process). A store failure is also ``isError: true``, with
+    code ``unavailable`` and its cause only in the server's log. The server's
     ``instructions`` are the Manual, also offered as the ``memory_manual`` prompt and
     the :data:`MANUAL_URI` resource; the recall block is the ``memory_recall`` prompt
     and the :data:`RECALL_URI` resource.
@@ -309,7 +310,7 @@ def create_mcp_server(
         except StoreUnavailableError as exc:
             _logger.error("memory tool %s failed: %s", params.name, exc)
             return _tool_result(_UNAVAILABLE, failed=True)
-        return _tool_result(result, failed=False)
+        return _tool_result(result, failed=result.get("ok") is False)
 
     async def list_prompts(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

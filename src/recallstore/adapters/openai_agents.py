@@ -27,7 +27,7 @@ from recallstore.capability import MemoryCapability
 from recallstore.tools import openai_tool
 
 with _framework_imports("agents", "the OpenAI Agents SDK adapter", "openai-agents"):
-    from agents import FunctionTool, RunContextWrapper
+    from agents import FunctionTool, RunContextWrapper, Tool
     from agents.tool_context import ToolContext
 
 __all__ = ["AgentsMemory", "MemorySession"]
@@ -55,10 +55,12 @@ class AgentsMemory:
     ) -> None:
         self._conversations = _Conversations(capability)
         self._session = session
-        self.tools: list[FunctionTool] = [
+        # Typed as the SDK's own list (invariant), so ``Agent(tools=memory.tools)`` and
+        # ``memory.tools + other_tools`` type-check in the user's code.
+        self.tools: list[Tool] = [
             self._function_tool(openai_tool(spec, api="responses")) for spec in capability.specs
         ]
-        """The memory tools as strict function tools, for ``Agent(tools=...)``."""
+        """The memory tools (strict ``FunctionTool``s), for ``Agent(tools=...)``."""
 
     def _function_tool(self, definition: dict[str, Any]) -> FunctionTool:
         name = definition["name"]

@@ -3,13 +3,15 @@
 The scope is the operator's, given on the command line; ``--scope-fields`` pins its keys
 so a server cannot be started for a wider (or different) scope than the app uses. A
 client that hangs up (closes stdin, breaks the pipe, or sends SIGTERM) ends the server
-with exit status 0 and one line on stderr.
+with exit status 0 and nothing on stderr: hanging up is how every client ends a session,
+and the client may share the user's terminal.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -174,12 +176,9 @@ def _serve_stdio(store: MemoryStore, build: Callable[[MemoryStore], Any]) -> int
     import anyio
     from mcp.server.stdio import stdio_server
 
-    stopped_by: list[str] = []
-
     async def stop_on_sigterm(scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM) as signals:
             async for _ in signals:
-                stopped_by.append("SIGTERM")
                 scope.cancel()
                 return
 
@@ -192,15 +191,25 @@ def _serve_stdio(store: MemoryStore, build: Callable[[MemoryStore], Any]) -> int
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             tasks.cancel_scope.cancel()
 
+    # End of input, a broken pipe and SIGTERM are all a normal close: exit 0, silently.
     try:
         anyio.run(serve)
     except BaseExceptionGroup as group:
         _, rest = group.split(_HANGUP_ERRORS)
         if rest is not None:
             raise
-        stopped_by.append("a broken pipe")
+        _quiet_stdout()
     except _HANGUP_ERRORS:
-        stopped_by.append("a broken pipe")
-    reason = stopped_by[0] if stopped_by else "end of input"
-    print(f"{_PROG}: the client hung up ({reason}); stopped", file=sys.stderr, flush=True)
+        _quiet_stdout()
     return 0
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: flushing the broken pipe at exit would print a traceback."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(devnull)

@@ -63,6 +63,7 @@ from recallstore.backends.sqlite.rows import (
     run,
 )
 from recallstore.backends.sqlite.search import SCOPE_CHECK, FtsStatistics, listing_rows_now
+from recallstore.backends.sqlite.sidecars import no_sidecars_left_on_refusal
 from recallstore.backends.sqlite.wal import (
     ATTEMPT_WAIT_MS,
     AUTOCHECKPOINT_PAGES,
@@ -186,8 +187,9 @@ class SqliteMemoryStore(
             target = str(self.path)
             probe_uri = schema.check_location(self.path)
             if probe_uri is not None:
-                index_format = await schema.probe_version(target, probe_uri, self._driver)
-                check_index_format(target, index_format, self._driver)
+                async with no_sidecars_left_on_refusal(self.path, self._driver):
+                    index_format = await schema.probe_version(target, probe_uri, self._driver)
+                    check_index_format(target, index_format, self._driver)
             error = self._driver.error
             try:
                 conn = await self._driver.connect(
