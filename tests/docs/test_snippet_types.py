@@ -1,4 +1,8 @@
-"""Every Python snippet of docs/integrations.md passes ``mypy --strict`` as pasted.
+"""Every Python snippet of the docs passes ``mypy --strict`` as pasted.
+
+docs/integrations.md's snippets are checked by heading; the other pages' (listed in
+``OTHER_PAGES``, every page with Python a reader pastes into an application) by
+position.
 
 A reader pastes a snippet into a typed codebase; a snippet that only runs is not enough.
 Each snippet is checked with the few names the page says the reader brings (``store``,
@@ -9,6 +13,7 @@ silently; a new snippet without its names fails until someone decides.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +38,18 @@ GIVEN: dict[str, str] = {
     "Anthropic memory tool": _ANTHROPIC,
 }
 """What the reader brings to each snippet, by heading."""
+
+_MCP_TOOLSET = "from pydantic_ai.mcp import MCPToolset\nmemory: MCPToolset\n"
+_USER = "user_id: str\n"
+
+OTHER_PAGES: dict[str, dict[int, str]] = {
+    "README.md": {0: "", 1: ""},
+    "docs/adapters.md": {0: _USER + "model: str\n", 1: _MCP_TOOLSET, 2: _USER, 3: ""},
+    "docs/langgraph.md": {},
+    "docs/quickstart.md": {0: ""},
+}
+"""The other pages' snippets, by position, with what the reader brings to each; a page's
+snippets missing here fail the check until someone decides."""
 
 UNCHECKED: dict[str, str] = {}
 """Snippets exempt from the check, by heading, each with the reason (none today)."""
@@ -60,5 +77,32 @@ def test_every_snippet_passes_mypy_strict(tmp_path: Path) -> None:
         cwd=ROOT,
         timeout=300,
         check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _python_blocks(page: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", (ROOT / page).read_text(encoding="utf-8"), re.S)
+
+
+def test_every_snippet_of_the_other_pages_is_listed() -> None:
+    for page, given in OTHER_PAGES.items():
+        blocks = _python_blocks(page)
+        listed = given if given else dict.fromkeys(range(len(blocks)), "")
+        assert set(listed) == set(range(len(blocks))), page
+
+
+@pytest.mark.slow
+def test_every_snippet_of_the_other_pages_passes_mypy_strict(tmp_path: Path) -> None:
+    files: list[str] = []
+    for page, given in OTHER_PAGES.items():
+        for index, code in enumerate(_python_blocks(page)):
+            path = tmp_path / f"{Path(page).stem.replace('-', '_')}_{index}.py"
+            path.write_text(f"# {page} [{index}]\n{given.get(index, '')}{code}")
+            files.append(str(path))
+    assert files
+    mypy = [sys.executable, "-m", "mypy", "--strict", "--config-file", str(ROOT / "pyproject.toml")]
+    result = subprocess.run(
+        [*mypy, *files], capture_output=True, text=True, cwd=ROOT, timeout=300, check=False
     )
     assert result.returncode == 0, result.stdout + result.stderr
