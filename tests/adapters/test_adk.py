@@ -86,6 +86,7 @@ class Harness:
         return session.id, reply
 
 
+@pytest.mark.slow
 async def test_two_conversations(capability, story) -> None:
     harness = Harness(capability)
     llm = ScriptedLlm().play(

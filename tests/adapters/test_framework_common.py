@@ -45,6 +45,7 @@ def test_a_missing_framework_names_the_install_command(
     assert f"pip install 'recallstore[{extra}]'" in str(caught.value)
 
 
+@pytest.mark.slow
 def test_recallstore_imports_no_framework() -> None:
     code = (
         "import sys, recallstore, recallstore.adapters, recallstore.capability\n"

@@ -109,6 +109,7 @@ def test_without_the_token_every_request_is_refused(
     assert httpx.post(endpoint + f"?token={TOKEN}", json=PING, headers=_HEADERS).status_code == 401
 
 
+@pytest.mark.slow
 def test_a_foreign_host_header_is_refused_even_with_the_token(
     served: tuple[subprocess.Popen[str], str],
 ) -> None:

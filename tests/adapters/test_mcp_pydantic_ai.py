@@ -60,6 +60,7 @@ def tool_returns(messages: list[ModelMessage]) -> list[tuple[str, dict[str, Any]
     return returns
 
 
+@pytest.mark.slow
 async def test_two_consecutive_not_found_results_do_not_end_the_run(tmp_path: Path) -> None:
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         turn = sum(isinstance(message, ModelResponse) for message in messages)

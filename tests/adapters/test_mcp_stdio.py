@@ -157,6 +157,7 @@ def run_command(argv: list[str], **env: str) -> subprocess.CompletedProcess[str]
         ),
     ],
 )
+@pytest.mark.slow
 def test_scope_fields_refuse_another_shape_of_scope(
     tmp_path: Path, scope_args: list[str], expected: str
 ) -> None:
@@ -187,6 +188,7 @@ def test_scope_fields_refuse_another_shape_of_scope(
         (["--db", "nosuch://x", "--scope", "user=u1"], "unknown scheme"),
     ],
 )
+@pytest.mark.slow
 def test_command_line_mistakes_are_one_line(
     tmp_path: Path, args: list[str], expected: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -325,6 +327,7 @@ async def test_a_normal_client_close_prints_nothing_twenty_times_out_of_twenty(
     assert len(saved) == 20
 
 
+@pytest.mark.slow
 def test_an_incompatible_mcp_sdk_is_named_with_both_versions(tmp_path: Path) -> None:
     # A distribution record for an old SDK ahead of the real one on the path, as a stale
     # install leaves it: the check must name it, not claim the extra is missing.
@@ -344,6 +347,7 @@ def test_an_incompatible_mcp_sdk_is_named_with_both_versions(tmp_path: Path) -> 
 _WITHOUT_MCP = "import sys; sys.modules['mcp'] = None; "
 
 
+@pytest.mark.slow
 def test_without_the_extra_python_dash_m_says_how_to_install_it() -> None:
     code = _WITHOUT_MCP + (
         "import runpy; runpy.run_module('recallstore.adapters.mcp', run_name='__main__')"
@@ -356,6 +360,7 @@ def test_without_the_extra_python_dash_m_says_how_to_install_it() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_without_the_extra_the_command_says_how_to_install_it(tmp_path: Path) -> None:
     code = _WITHOUT_MCP + (
         "from recallstore.cli import main; "

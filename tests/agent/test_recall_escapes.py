@@ -123,6 +123,7 @@ def test_every_invisible_character_is_dropped(name: str) -> None:
     assert escape_memory_text("a" + "b".join(chars) + "c") == "a" + "b" * (len(chars) - 1) + "c"
 
 
+@pytest.mark.slow
 def test_every_other_character_is_left_as_it_is() -> None:
     special = {ch for chars in members().values() for ch in chars} | {"&", "\u200c", "\u200d"}
     ordinary = [ch for ch in EVERY_CHARACTER if ch not in special and not ch.isspace()]

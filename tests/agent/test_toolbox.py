@@ -277,6 +277,7 @@ async def test_null_means_the_default(store: MemoryStore, alice: MemoryToolbox) 
     assert listed["count"] == 1
 
 
+@pytest.mark.slow
 async def test_arguments_that_are_not_an_object(alice: MemoryToolbox) -> None:
     deep = "[" * 100_000 + "]" * 100_000
     for arguments in ("[1, 2]", "{not json", 7, deep, '{"tags": ' + deep + "}"):

@@ -117,6 +117,7 @@ async def test_the_cli_lists_a_plugin_store_in_a_subprocess(
     assert record_id in shown.stdout
 
 
+@pytest.mark.slow
 def test_the_cli_treats_a_plugin_store_as_a_file_store(
     plugin_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -127,6 +128,7 @@ def test_the_cli_treats_a_plugin_store_as_a_file_store(
     assert not missing.exists()
 
 
+@pytest.mark.slow
 def test_the_cli_without_the_plugin_names_the_unknown_scheme(tmp_path: Path) -> None:
     listed = _cli(dict(os.environ), "list", "--db", jsonl_url(tmp_path / "m.jsonl"))
     assert listed.returncode != 0

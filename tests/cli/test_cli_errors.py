@@ -25,6 +25,7 @@ def assert_one_line_error(result, code: int, *needles: str) -> str:
     return first
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", ["x", "=acme", "user"])
 def test_bad_scope_syntax(process, seeded, bad) -> None:
     result = process("list", "--db", seeded.path, "--scope", bad)
@@ -54,6 +55,7 @@ def test_newer_schema_database_is_refused_unchanged(process, seeded) -> None:
     assert seeded.path.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_unknown_database_scheme(process) -> None:
     result = process("list", "--db", "mysql://localhost/memory")
     assert_one_line_error(result, 2, "unknown scheme", "mysql")
@@ -70,26 +72,31 @@ def test_unknown_database_scheme(process) -> None:
         (["events", "manifest"], "one of the arguments --check --write is required"),
     ],
 )
+@pytest.mark.slow
 def test_bad_command_lines(process, seeded, argv, needle) -> None:
     result = process(*argv, "--db", seeded.path) if argv[0] in ("list", "show") else process(*argv)
     assert_one_line_error(result, 2, needle)
 
 
+@pytest.mark.slow
 def test_limit_out_of_range_names_the_field(process, seeded) -> None:
     result = process("list", "--db", seeded.path, "--limit", "-1")
     assert_one_line_error(result, 2, "limit")
 
 
+@pytest.mark.slow
 def test_unknown_id(process, seeded) -> None:
     result = process("show", "no-such-id", "--db", seeded.path)
     assert_one_line_error(result, 1, "no memory record with id 'no-such-id'")
 
 
+@pytest.mark.slow
 def test_blank_search_query(process, seeded) -> None:
     result = process("search", "  ", "--db", seeded.path)
     assert_one_line_error(result, 2, "search needs query text")
 
 
+@pytest.mark.slow
 def test_bare_command_prints_help(process) -> None:
     result = process()
     assert result.code == 2
@@ -98,6 +105,7 @@ def test_bare_command_prints_help(process) -> None:
         assert command in result.err
 
 
+@pytest.mark.slow
 def test_database_that_is_not_sqlite(process, tmp_path) -> None:
     junk = tmp_path / "notes.db"
     junk.write_text("this is not a database\n" * 200)
@@ -106,11 +114,13 @@ def test_database_that_is_not_sqlite(process, tmp_path) -> None:
     assert junk.read_text() == "this is not a database\n" * 200
 
 
+@pytest.mark.slow
 def test_database_path_is_a_directory(process, tmp_path) -> None:
     result = process("list", "--db", tmp_path)
     assert_one_line_error(result, 1, "is a directory")
 
 
+@pytest.mark.slow
 def test_export_into_a_missing_folder(process, seeded, tmp_path) -> None:
     target = tmp_path / "nowhere" / "out.jsonl"
     result = process("export", "--db", seeded.path, "-o", target)

@@ -85,6 +85,7 @@ def test_demo_without_the_semantic_extra_says_so_and_recalls_by_words(tmp_path) 
     assert "Lisbon" not in _recall_block(done.stdout)
 
 
+@pytest.mark.slow
 def test_demo_needs_a_file(process) -> None:
     result = process("demo", "--db", "memory:")
     assert result.code == 2

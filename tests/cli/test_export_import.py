@@ -67,6 +67,7 @@ def test_reimport_skips_identical_records(cli, seeded, tmp_path, records_in) -> 
     assert len(records_in(seeded.path)) == 5
 
 
+@pytest.mark.slow
 def test_a_different_record_under_an_existing_id_is_a_conflict(
     process, seeded, tmp_path, records_in
 ) -> None:
@@ -127,6 +128,7 @@ def test_a_malformed_file_writes_nothing(process, seeded, tmp_path) -> None:
     assert not target.parent.exists()
 
 
+@pytest.mark.slow
 def test_missing_import_file(process, tmp_path) -> None:
     result = process("import", tmp_path / "none.jsonl", "--db", tmp_path / "m.db")
     assert result.code == 1

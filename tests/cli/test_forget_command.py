@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from tests.cli.conftest import read_all, run_process
 
 
@@ -40,6 +41,7 @@ def test_yes_forgets_the_scope_and_nothing_else(cli, seeded) -> None:
     assert "nothing to forget" in again.out
 
 
+@pytest.mark.slow
 def test_without_a_terminal_it_refuses_unless_told_yes(seeded) -> None:
     result = run_process("forget", "--db", seeded.path, "--scope", "user=alice")
     assert result.code == 2
@@ -97,6 +99,7 @@ def _on_a_terminal(path: Path, answer: bytes) -> tuple[int, str]:
     return process.wait(timeout=30), seen.decode(errors="replace")
 
 
+@pytest.mark.slow
 def test_on_a_terminal_it_asks_and_forgets_only_after_yes(seeded) -> None:
     code, shown = _on_a_terminal(seeded.path, b"n\n")
     assert code == 1

@@ -23,6 +23,7 @@ HOSTILE_PAYLOADS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(HOSTILE_PAYLOADS))
 def test_an_unreadable_json_line_is_file_line_and_exit_2(process, seeded, tmp_path, kind) -> None:
     ending, problem = HOSTILE_PAYLOADS[kind]
@@ -53,6 +54,7 @@ def test_an_unreadable_json_line_is_file_line_and_exit_2(process, seeded, tmp_pa
         ("superseded_by", "../other"),
     ],
 )
+@pytest.mark.slow
 def test_ids_a_store_would_not_generate_are_refused_on_import(
     process, seeded, tmp_path, field, bad_id
 ) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from recallstore.events.manifest import render_events_doc, render_manifest
 
 
@@ -32,6 +34,7 @@ def test_write_then_check_then_detect_drift(cli, tmp_path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_the_repository_manifest_is_current(process) -> None:
     from pathlib import Path
 

@@ -130,6 +130,7 @@ def test_serve_generates_a_token_when_none_is_given(seeded) -> None:
             assert authorised.status_code == 200
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_missing_database(process, tmp_path) -> None:
     result = process("serve", "--db", tmp_path / "none.db", "--port", "0")
     assert result.code == 1
@@ -139,6 +140,7 @@ def test_serve_refuses_a_missing_database(process, tmp_path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_serve_reports_a_busy_port(process, seeded) -> None:
     import socket
 

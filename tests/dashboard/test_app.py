@@ -496,6 +496,7 @@ async def test_the_feed_script_has_a_renderer_for_every_manifest_event_type(
 # -- optional dependency ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_package_imports_without_starlette() -> None:
     code = (
         "import sys; import recallstore.dashboard; "

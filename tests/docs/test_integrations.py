@@ -262,6 +262,7 @@ async def test_anthropic(store) -> None:
     check_remembered(requests[-1]["system"])
 
 
+@pytest.mark.slow
 async def test_anthropic_memory_tool(store) -> None:
     path = "/memories/profile.md"
     script = [

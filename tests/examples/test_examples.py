@@ -61,6 +61,7 @@ def test_agent_loop_recalls_the_corrected_fact(tmp_path: Path) -> None:
     assert db.is_file()
 
 
+@pytest.mark.slow
 def test_agent_loop_leaves_the_chain_in_the_database(tmp_path: Path) -> None:
     import json
 
@@ -96,6 +97,7 @@ def test_host_with_sse_streams_events_to_an_authorised_client() -> None:
     assert "'Helix' in any event: False" in out
 
 
+@pytest.mark.slow
 def test_two_conversations_example_recalls_the_correction(tmp_path: Path) -> None:
     db = tmp_path / "example.db"
     out = run_example("two_conversations.py", db)

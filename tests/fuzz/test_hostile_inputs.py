@@ -193,6 +193,7 @@ def test_dashboard_answers_unreadable_bodies_with_400_invalid_json(value: str, b
     assert stored == 0
 
 
+@pytest.mark.slow
 @FUZZ
 @given(content=hidden_message_content())
 def test_dashboard_stores_hidden_text_as_sent(content: str) -> None:
@@ -223,6 +224,7 @@ def _import(lines: list[str]) -> tuple[int, str, bool]:
         return code, stderr.getvalue().replace(str(source), "FILE"), target.exists()
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=25)
 @given(value=UNREADABLE_VALUES, where=st.sampled_from(["payload", "content", "tags"]))
 def test_import_reports_an_unreadable_line_as_file_line_and_writes_nothing(

@@ -54,6 +54,7 @@ def fts5_words_all(text: str) -> list[str]:
     return [word for chunk in text.split() for word in fts5_words(chunk)]
 
 
+@pytest.mark.slow
 def test_agrees_with_fts5_over_a_large_vocabulary() -> None:
     words = _vocabulary()
     assert len(words) > 5_000

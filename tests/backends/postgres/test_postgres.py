@@ -193,6 +193,7 @@ async def test_a_version_1_schema_migrates_to_our_stems_and_totals(
     assert frequencies == {"dog": 1, "home": 1, "the": 1, "walk": 2, "a": 1}
 
 
+@pytest.mark.slow
 async def test_connections_the_server_dropped_are_replaced_not_failed(
     postgres_url: str, postgres_schema: str
 ) -> None:

@@ -23,6 +23,7 @@ def note(text: str, **fields: str) -> MemoryWriteInput:
     return MemoryWriteInput(scope=SCOPE, content=text, **fields)
 
 
+@pytest.mark.slow
 async def test_concurrent_stores_get_increasing_ids_one_per_committed_write(
     postgres_url: str, postgres_schema: str
 ) -> None:

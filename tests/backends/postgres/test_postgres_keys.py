@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import psycopg
+import pytest
 
 from recallstore import MemorySearchQuery, MemoryWriteInput
 from recallstore.backends.postgres import SCHEMA_VERSION, PostgresMemoryStore
@@ -46,6 +47,7 @@ async def test_a_version_1_schema_gains_keys_in_place(
         assert sorted(row[0] for row in versions) == list(range(1, SCHEMA_VERSION + 1))
 
 
+@pytest.mark.slow
 async def test_racing_stores_keep_one_record_per_key(
     postgres_url: str, postgres_schema: str
 ) -> None:

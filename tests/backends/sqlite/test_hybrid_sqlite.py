@@ -140,6 +140,7 @@ def test_an_embedder_without_numpy_names_the_extra(monkeypatch: pytest.MonkeyPat
     assert "pip install 'recallstore[hybrid]'" in str(caught.value)
 
 
+@pytest.mark.slow
 def test_the_package_imports_and_searches_without_numpy(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""

@@ -176,6 +176,7 @@ async def test_retention_holds_the_journal_at_its_bound_under_a_long_run(
         conn.close()
 
 
+@pytest.mark.slow
 async def test_rows_older_than_max_age_are_pruned_in_the_background(tmp_path: Path) -> None:
     now = [datetime(2026, 1, 1, tzinfo=UTC)]
     settings = JournalSettings(max_age=timedelta(hours=1), flush_seconds=0.05)

@@ -106,6 +106,7 @@ async def all_records(db: Path) -> list[str]:
     return [hit.record.content for hit in hits]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_every_acknowledged_write_survives_a_kill(tmp_path: Path) -> None:
     db, start = tmp_path / "memory.db", tmp_path / "start"
@@ -148,6 +149,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_an_acknowledged_group_write_survives_kill_9(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
