@@ -105,6 +105,7 @@ async def test_two_conversations(capability, story) -> None:
     story.check_recalled(second.instructions[0])
 
 
+@pytest.mark.slow
 async def test_scope_from_the_model_is_refused(capability, story) -> None:
     await capability.toolbox(story.other).call("memory_save", {"content": "U2 secret."})
     llm = ScriptedLlm().play(

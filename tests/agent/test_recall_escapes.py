@@ -105,6 +105,7 @@ def test_each_class_is_found_in_the_unicode_data_with_the_reported_characters() 
     assert {chr(code) for code in range(0xE0100, 0xE01F0)} <= selectors
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BRACKET_CLASSES))
 def test_every_bracket_look_alike_is_escaped(name: str) -> None:
     chars = members()[name]

@@ -37,6 +37,7 @@ def mcp_endpoint(tmp_path: Path) -> Iterator[str]:
 FOREIGN_HOSTS = ["evil.example", "localhost:evil.example", "127.0.0.1:1.evil.example", ""]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", FOREIGN_HOSTS)
 def test_the_lens_refuses_a_foreign_host_and_never_reflects_it(lens: str, host: str) -> None:
     bearer = {"Authorization": f"Bearer {TOKEN}", "Host": host}
@@ -48,12 +49,14 @@ def test_the_lens_refuses_a_foreign_host_and_never_reflects_it(lens: str, host: 
     assert httpx.get(lens + "/api/records", headers={"Authorization": f"Bearer {TOKEN}"}).is_success
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", FOREIGN_HOSTS)
 def test_mcp_refuses_a_host_the_sdk_matched_by_prefix(mcp_endpoint: str, host: str) -> None:
     headers = _HEADERS | {"Authorization": f"Bearer {TOKEN}", "Host": host}
     assert httpx.post(mcp_endpoint, json=PING, headers=headers, timeout=10).status_code == 421
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("origin", ["http://localhost:evil.example", "http://evil.example", "null"])
 def test_both_servers_refuse_a_foreign_origin(lens: str, mcp_endpoint: str, origin: str) -> None:
     bearer = {"Authorization": f"Bearer {TOKEN}", "Origin": origin}
@@ -62,6 +65,7 @@ def test_both_servers_refuse_a_foreign_origin(lens: str, mcp_endpoint: str, orig
     assert answer.status_code == 403
 
 
+@pytest.mark.slow
 def test_two_authorization_headers_are_refused_whichever_comes_last(
     lens: str, mcp_endpoint: str
 ) -> None:
@@ -74,6 +78,7 @@ def test_two_authorization_headers_are_refused_whichever_comes_last(
         assert answer.status_code == 400
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["serve"], ["mcp", "--scope", "user=u1", "--http"]])
 def test_a_short_token_is_a_usage_error(tmp_path: Path, command: list[str]) -> None:
     db = tmp_path / "memory.db"

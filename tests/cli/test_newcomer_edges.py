@@ -73,6 +73,7 @@ def _another_applications_wal_file(path: Path) -> bytes:
     ("make", "problem"),
     [("truncated", "malformed"), ("foreign", "another application's tables")],
 )
+@pytest.mark.slow
 def test_a_refused_file_leaves_no_wal_or_shm_behind(
     seeded: Seeded, tmp_path: Path, command: list[str], make: str, problem: str
 ) -> None:

@@ -92,6 +92,7 @@ async def check_both_sides(
         assert await count() == before + 1
 
 
+@pytest.mark.slow
 async def test_sqlite_store_open_during_a_reembed_cli_refuses_then_new_opener_works(
     tmp_path: Path,
 ) -> None:

@@ -258,6 +258,7 @@ async def test_the_kit_fails_a_store_that_claims_durability_it_lacks(kit_test: s
             await _run_kit_test(kit_test, store, store_factory=ClaimsDurability)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", [KeywordSearchIgnoresTags, IgnoresExpiry])
 def test_the_differential_test_finds_a_filter_bug(mutant: type[InMemoryMemoryStore]) -> None:
     divergences: list[list[Any]] = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import psycopg
+import pytest
 from tests.hybrid.test_embedder_switch import (
     check_both_sides,
     run_in_subprocess,
@@ -31,6 +32,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 async def test_postgres_store_open_during_a_reembed_refuses_then_new_opener_works(
     postgres_url: str, postgres_schema: str
 ) -> None:
