@@ -212,9 +212,16 @@ EVENT_LENS: Final[Mapping[str, LensView]] = {
 render itself)."""
 
 
+_EMITTERS: Final[Mapping[str, tuple[EventType[Any], ...]]] = {
+    operation: tuple(e for e in EVENT_CATALOGUE if e.emit is not None and operation in e.operations)
+    for operation in OPERATION_NAMES
+}
+"""Per store call, computed once: the observed store asks on every call."""
+
+
 def declared_emitters(operation: StoreOperation) -> tuple[EventType[Any], ...]:
     """The event types a finished ``operation`` call emits through :attr:`EventType.emit`."""
-    return tuple(e for e in EVENT_CATALOGUE if e.emit is not None and operation in e.operations)
+    return _EMITTERS.get(operation, ())
 
 
 def catalogue_entry(event_type: str) -> EventType[Any]:
