@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import json
 import re
+import statistics
 import sys
 import tempfile
 import time
@@ -59,6 +60,7 @@ class Result:
     recall_by_category: dict[int, list[float]] = field(default_factory=lambda: defaultdict(list))
     write_seconds: float = 0.0
     search_seconds: float = 0.0
+    search_times: list[float] = field(default_factory=list)
 
     def recall(self, categories: set[int] | None = None) -> float:
         values = [
@@ -119,11 +121,13 @@ async def measure(
         result.write_seconds = time.perf_counter() - started
         started = time.perf_counter()
         for question in questions:
+            asked_at = time.perf_counter()
             hits = await store.search(
                 MemorySearchQuery(
                     query=question.text, scope={"sample": question.sample}, limit=limit
                 )
             )
+            result.search_times.append(time.perf_counter() - asked_at)
             found = {
                 hit.record.payload["dia_id"] for hit in hits if isinstance(hit.record.payload, dict)
             }
@@ -184,13 +188,14 @@ def print_table(results: list[Result], limit: int) -> None:
     headers = ["backend", f"all R@{limit}", "excl. adv."] + [
         f"{c}:{CATEGORY_NAMES.get(c, '?')}" for c in categories
     ]
-    headers += ["write s", "search ms/q"]
+    headers += ["write s", "search ms/q", "p50 ms"]
     rows = []
     for r in results:
         asked = sum(len(v) for v in r.recall_by_category.values())
         row = [r.name, f"{r.recall():.3f}", f"{r.recall(set(categories) - {5}):.3f}"]
         row += [f"{r.recall({c}):.3f}" for c in categories]
         row += [f"{r.write_seconds:.2f}", f"{1000 * r.search_seconds / max(asked, 1):.2f}"]
+        row += [f"{1000 * statistics.median(r.search_times or [0.0]):.2f}"]
         rows.append(row)
     widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows, strict=True)]
     for line in [headers, *rows]:

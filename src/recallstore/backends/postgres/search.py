@@ -26,7 +26,7 @@ from recallstore._search.query import (
 )
 from recallstore.backends._time_filters import postgres_time_clauses
 from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES, scope_lexeme
-from recallstore.records import MemorySearchQuery, format_timestamp
+from recallstore.records import MemorySearchQuery
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -119,27 +119,32 @@ class PostgresStatistics:
         return CorpusStatistics(self._totals[0], self._totals[1], self._frequency)
 
 
+_RECENCY = "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+"""``created_at`` as :func:`~recallstore.records.format_timestamp` writes it, made by
+the server: the recency key of each candidate without building a datetime in Python."""
+
+
 async def ranked_candidates(
     conn: AsyncConnection[Any],
     schema: str,
-    columns: str,
     query: MemorySearchQuery,
     now: datetime,
     statistics: PostgresStatistics,
-) -> list[tuple[float, tuple[Any, ...]]]:
-    """(score, row of ``columns``) of a keyword ``query``, best first, at most its limit.
+) -> list[tuple[float, str]]:
+    """(score, id) of a keyword ``query``, best first, at most its limit.
 
-    ``columns`` must start with ``id`` and hold ``content`` and ``created_at``.
+    Candidates are read as (id, content, recency) only: a search scores up to
+    :data:`~recallstore._search.query.EXHAUSTIVE_SCOPE` of them, and decoding every
+    candidate's JSON columns into a record was most of its time (issue 30). The caller
+    reads the winners' rows.
     """
     table = f"{schema}.memory_records"
-    names = [name.strip() for name in columns.split(",")]
-    at_id, at_content, at_created = (names.index(n) for n in ("id", "content", "created_at"))
     where, params, in_scope = filter_clauses(query, now)
     await statistics.refresh(conn)
 
     async def select(
         terms: Sequence[QueryTerm], stems: list[str], limit: int, *, ordered: bool
-    ) -> list[Candidate[tuple[Any, ...]]]:
+    ) -> list[Candidate[str]]:
         condition = " AND ".join(["search_text @@ %s::tsquery", *where])
         order_params: list[Any] = []
         order = ""
@@ -152,17 +157,15 @@ async def ranked_candidates(
             for stem in stems:
                 order_params += [weights[stem], _tsquery([stem])]
         cursor = await conn.execute(
-            f"SELECT {columns} FROM {table} WHERE {condition} {order} LIMIT %s",
+            f"SELECT id, content, {_RECENCY} FROM {table} WHERE {condition} {order} LIMIT %s",
             [_matching(stems, in_scope), *params, *order_params, limit],
         )
         return [
-            Candidate(
-                tuple(row), str(row[at_content]), (format_timestamp(row[at_created]), row[at_id])
-            )
-            for row in await cursor.fetchall()
+            Candidate(str(key), str(content), (str(recency), str(key)))
+            for key, content, recency in await cursor.fetchall()
         ]
 
-    async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[tuple[Any, ...]]]:
+    async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[str]]:
         stems = [t.stem for t in terms if len(t.stem.encode()) <= MAX_LEXEME_BYTES]
         if not stems:
             return []

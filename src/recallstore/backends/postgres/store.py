@@ -14,11 +14,10 @@ import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import datetime
-from functools import partial
 from typing import TYPE_CHECKING, Any, Self
 
 from recallstore.backends._forget_extension import ForgetsScopes
-from recallstore.backends._hybrid import HybridSearch
+from recallstore.backends._hybrid import HybridSearch, hits_of
 from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._vectors import Matrix
 from recallstore.backends.base import (
@@ -347,14 +346,12 @@ class PostgresMemoryStore(
             vector = await self._embed_query(query.query or "") if hybrid else None
             asked = self._fusion_query(query) if hybrid else query
             async with self._reading() as conn:
-                ranked = await ranked_candidates(
-                    conn, self._schema, _COLUMNS, asked, now, self._statistics
-                )
-            if vector is None:
-                return [MemoryHit(record=_record(row), score=score) for score, row in ranked]
-            known = {str(row[0]): partial(_record, row) for _, row in ranked}
-            keys = [(score, str(row[0])) for score, row in ranked]
-            return await self._hybrid_search(query, keys, known, vector, now)
+                ranked = await ranked_candidates(conn, self._schema, asked, now, self._statistics)
+                if vector is None:
+                    # The winners' rows on the same connection: no second hand-off.
+                    found = await self._fetch_records(conn, [key for _, key in ranked])
+                    return hits_of(ranked, {}, found)
+            return await self._hybrid_search(query, ranked, {}, vector, now)
         where, params, in_scope = filter_clauses(query, now)
         if in_scope is not None:
             where, params = ["search_text @@ %s::tsquery", *where], [in_scope, *params]
