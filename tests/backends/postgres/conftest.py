@@ -3,6 +3,12 @@
 
 from __future__ import annotations
 
-from tests.postgres_server import POSTGRES_URL, postgres_schema, postgres_url
+from tests.postgres_server import (
+    POSTGRES_URL,
+    pgvector_schema,
+    pgvector_url,
+    postgres_schema,
+    postgres_url,
+)
 
-__all__ = ["POSTGRES_URL", "postgres_schema", "postgres_url"]
+__all__ = ["POSTGRES_URL", "pgvector_schema", "pgvector_url", "postgres_schema", "postgres_url"]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES, SCOPE_LEXEME_PREFIX, index_stems
 from recallstore.backends.postgres.vectors import migration as vector_migration
+from recallstore.backends.postgres.vectors import storage_migration
 from recallstore.errors import StoreIncompatibleError
 
 if TYPE_CHECKING:
@@ -223,10 +224,12 @@ def migrations(schema: str) -> list[Sequence[Step]]:
         # Memories in time (issue 26): when the remembered thing was said or happened;
         # NULL means at the save (created_at), so adding it rewrites no row.
         [f"ALTER TABLE {schema}.memory_records ADD COLUMN observed_at timestamptz"],
+        # Version 9 (issue 30): where the vectors live, real[] or pgvector.
+        storage_migration(schema),
     ]
 
 
-SCHEMA_VERSION: Final = 8
+SCHEMA_VERSION: Final = 9
 """The schema version this code writes; a newer database is refused."""
 
 

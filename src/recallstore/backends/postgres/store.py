@@ -34,6 +34,7 @@ from recallstore.backends.postgres.journal import (
     PostgresJournalPrimitives,
 )
 from recallstore.backends.postgres.lexemes import index_stems
+from recallstore.backends.postgres.pgvector import VectorStorage
 from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate
 from recallstore.backends.postgres.search import (
     PostgresStatistics,
@@ -75,6 +76,10 @@ _COLUMNS = (
     "invalid_reason, superseded_by, expires_at, target, payload, supports, idempotency_key, "
     "observed_at"
 )
+_STORAGE_LABELS: dict[str, str] = {
+    "pgvector": "pgvector (HNSW, cosine)",
+    "array": "real[]",
+}
 _COLUMN_NAMES = tuple(name.strip() for name in _COLUMNS.split(","))
 
 
@@ -126,6 +131,7 @@ class PostgresMemoryStore(
         self._statistics = PostgresStatistics(schema)
         self._pool_size = (min_connections, max_connections)
         self._pool: AsyncConnectionPool[Any] | None = None
+        self._vector_storage: VectorStorage | None = None
         self._insert_sql = (
             f"INSERT INTO {self._table} ({_COLUMNS}, search_text, search_length) VALUES "
         )
@@ -136,8 +142,33 @@ class PostgresMemoryStore(
         return cls(url)
 
     def describe(self) -> StoreDescription:
-        """``PostgresMemoryStore`` at its URL, password redacted; no file."""
-        return StoreDescription(label=type(self).__name__, target=self._target)
+        """``PostgresMemoryStore`` at its URL, password redacted; no file. Once open
+        with an embedder, the label says where the vectors live (pgvector or real[])."""
+        label = type(self).__name__
+        if self._embedder is not None and self._vector_storage is not None:
+            label += f" · vectors in {_STORAGE_LABELS[self._vector_storage]}"
+        return StoreDescription(label=label, target=self._target)
+
+    @property
+    def vector_storage(self) -> VectorStorage | None:
+        """Where this store's vectors live, ``"pgvector"`` (a ``vector(d)`` column under
+        an HNSW index) or ``"array"`` (``real[]``, compared in numpy); None until it is
+        open with an embedder."""
+        return self._vector_storage
+
+    async def move_vectors(self, to: VectorStorage) -> int:
+        """Move every stored vector to ``to`` (``"pgvector"`` or ``"array"``) in one
+        transaction, and keep them there from now on; how many moved (0 when they are
+        there already or no embedder was ever recorded). The only way a store changes
+        where its vectors live: opening one never moves them. Other processes see the
+        move on their next search or write."""
+        if to not in _STORAGE_LABELS:
+            raise ConfigurationError(f"to must be 'pgvector' or 'array', got {to!r}")
+        async with self._writing() as conn:
+            moved = await vectors.move_vectors(conn, self._schema, self._target, to)
+        if self._embedder is not None:
+            self._vector_storage = to
+        return moved
 
     async def open(self) -> None:
         """Connect, refuse a newer schema, and apply pending migrations."""
@@ -174,7 +205,9 @@ class PostgresMemoryStore(
             async with pool.connection() as conn:
                 await migrate(conn, self._schema, self._target)
                 if self._embedder is not None:
-                    await vectors.record_embedder(conn, self._schema, self._target, self._embedder)
+                    self._vector_storage = await vectors.record_embedder(
+                        conn, self._schema, self._target, self._embedder
+                    )
                 cursor = await conn.execute(f"SELECT max(created_at) FROM {self._table}")
                 newest = await cursor.fetchone()
         except psycopg.Error as exc:
@@ -291,8 +324,8 @@ class PostgresMemoryStore(
         made = self._vectors_of(records)
         if made is not None:
             target, given = self._vector_check
-            await vectors.check_embedder(handle, self._schema, target, given, lock=True)
-            await vectors.insert_vectors(handle, self._schema, records, made)
+            storage = await vectors.check_embedder(handle, self._schema, target, given, lock=True)
+            await vectors.insert_vectors(handle, self._schema, records, made, storage)
 
     async def _update(self, handle: AsyncConnection[Any], id: str, changes: RecordChanges) -> None:
         names = sorted(changes)  # field names from the base class, never user text

@@ -1,12 +1,14 @@
 """The Postgres backend's vectors (hybrid search): schema, writes, nearest records.
 
-Each record's unit vector is a ``real[]`` in ``memory_vectors`` (schema version 6),
-deleted with its record (``ON DELETE CASCADE``); ``memory_embedder`` records the one
-embedder that made them. The nearest records are found among the records passing the
-query's filters: the scope's rows come through the scope index, their vectors are
-compared in numpy, so a scoped search costs what the scope costs; an unscoped one reads
-every vector (see docs/hybrid-search.md: pgvector is not used yet, as no package of it
-was available to test against).
+``memory_embedder`` records the one embedder that made the vectors and where they
+live (``storage``, schema version 9): in pgvector (``postgres.pgvector``, chosen when
+the first embedder is recorded and the extension is there) or, as before, a ``real[]``
+per record in ``memory_vectors`` (schema version 6), deleted with its record (``ON
+DELETE CASCADE``). In ``real[]`` the nearest records are found among the records
+passing the query's filters: the scope's rows come through the scope index, their
+vectors are compared in numpy, so a scoped search costs what the scope costs; an
+unscoped one reads every vector. Stores recorded before version 9 stay in ``real[]``
+until :func:`move_vectors` is asked for.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from recallstore.backends._vectors import Matrix, numpy, top_cosine
+from recallstore.backends.postgres import pgvector
+from recallstore.backends.postgres.pgvector import VectorStorage
 from recallstore.embedding import Embedder
-from recallstore.errors import EmbedderMismatchError, EmbedderSwitchedError
+from recallstore.errors import ConfigurationError, EmbedderMismatchError, EmbedderSwitchedError
 from recallstore.records import MemoryRecord, MemorySearchQuery
 
 if TYPE_CHECKING:
@@ -28,9 +32,11 @@ __all__ = [
     "insert_vectors",
     "lock_embedder",
     "migration",
+    "move_vectors",
     "nearest_ids",
     "record_embedder",
     "replace_vectors",
+    "storage_migration",
 ]
 
 
@@ -52,21 +58,50 @@ def migration(schema: str) -> list[str]:
     ]
 
 
+def storage_migration(schema: str) -> list[str]:
+    """Schema version 9: where the vectors live; every embedder recorded before stays
+    in ``real[]`` (a move is :func:`move_vectors`, never a migration)."""
+    return [
+        f"ALTER TABLE {schema}.memory_embedder ADD COLUMN storage text NOT NULL "
+        "DEFAULT 'array' CHECK (storage IN ('array', 'pgvector'))"
+    ]
+
+
+def _storage(value: object) -> VectorStorage:
+    return "pgvector" if value == "pgvector" else "array"
+
+
 async def record_embedder(
     conn: AsyncConnection[Any], schema: str, target: str, embedder: Embedder
-) -> None:
-    """Check ``embedder`` against the recorded one, recording it when there is none;
-    :class:`EmbedderMismatchError` (nothing written) when they differ."""
+) -> VectorStorage:
+    """Check ``embedder`` against the recorded one, recording it when there is none
+    (its vectors in pgvector when the extension is there, else ``real[]``);
+    :class:`EmbedderMismatchError` (nothing written) when they differ. Returns where
+    the vectors live."""
     given = (embedder.name, embedder.dimension)
-    await conn.execute(
-        f"INSERT INTO {schema}.memory_embedder (name, dimension, generation) "
-        "VALUES (%s, %s, 1) ON CONFLICT DO NOTHING",
-        given,
-    )
-    cursor = await conn.execute(f"SELECT name, dimension FROM {schema}.memory_embedder")
-    row = await cursor.fetchone()
-    if row is not None and (str(row[0]), int(row[1])) != given:
+    async with conn.transaction():
+        # One recorder at a time (the migrations' lock): two first openers would
+        # both create the pgvector table.
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (schema,))
+        cursor = await conn.execute(
+            f"SELECT name, dimension, storage FROM {schema}.memory_embedder"
+        )
+        row = await cursor.fetchone()
+        if row is None:
+            storage: VectorStorage = "array"
+            if await pgvector.enable(conn, embedder.dimension):
+                storage = "pgvector"
+                await pgvector.create_table(conn, schema, embedder.dimension)
+                await pgvector.create_index(conn, schema)
+            await conn.execute(
+                f"INSERT INTO {schema}.memory_embedder (name, dimension, generation, storage) "
+                "VALUES (%s, %s, 1, %s)",
+                (*given, storage),
+            )
+            return storage
+    if (str(row[0]), int(row[1])) != given:
         raise EmbedderMismatchError(target, (str(row[0]), int(row[1])), given)
+    return _storage(row[2])
 
 
 async def check_embedder(
@@ -76,20 +111,25 @@ async def check_embedder(
     given: tuple[str, int],
     *,
     lock: bool = False,
-) -> None:
-    """:class:`EmbedderSwitchedError` unless the recorded embedder is still ``given``
-    (name, dimension): another process may have run ``reembed`` since we opened.
+) -> VectorStorage:
+    """Where the vectors live; :class:`EmbedderSwitchedError` unless the recorded
+    embedder is still ``given`` (name, dimension): another process may have run
+    ``reembed`` since we opened.
 
     With ``lock`` (a write transaction) the row is held ``FOR SHARE`` until the commit:
     a ``reembed`` (which locks it ``FOR UPDATE`` first, :func:`lock_embedder`) waits
     for our vectors and replaces them, or we wait for it and see its embedder.
     """
     cursor = await conn.execute(
-        f"SELECT name, dimension FROM {schema}.memory_embedder" + (" FOR SHARE" if lock else "")
+        f"SELECT name, dimension, storage FROM {schema}.memory_embedder"
+        + (" FOR SHARE" if lock else "")
     )
     row = await cursor.fetchone()
-    if row is not None and (str(row[0]), int(row[1])) != given:
+    if row is None:
+        return "array"
+    if (str(row[0]), int(row[1])) != given:
         raise EmbedderSwitchedError(target, (str(row[0]), int(row[1])), given)
+    return _storage(row[2])
 
 
 async def lock_embedder(conn: AsyncConnection[Any], schema: str) -> None:
@@ -103,8 +143,13 @@ async def insert_vectors(
     schema: str,
     records: Sequence[MemoryRecord],
     vectors: Sequence[Matrix],
+    storage: VectorStorage = "array",
 ) -> None:
     """Store ``vectors`` beside ``records`` (in the caller's transaction)."""
+    if storage == "pgvector":
+        made = {record.id: vector for record, vector in zip(records, vectors, strict=True)}
+        await pgvector.insert(conn, schema, made, replace=False)
+        return
     async with conn.cursor() as cursor:
         await cursor.executemany(
             f"INSERT INTO {schema}.memory_vectors (record_id, vector) VALUES (%s, %s) "
@@ -141,7 +186,9 @@ async def nearest_ids(
         where, params = ["r.search_text @@ %s::tsquery", *where], [in_scope, *params]
     async with conn.transaction():
         await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        await check_embedder(conn, schema, target, given)
+        storage = await check_embedder(conn, schema, target, given)
+        if storage == "pgvector":
+            return await pgvector.nearest(conn, schema, where, params, vector, n)
         cursor = await conn.execute(
             f"SELECT r.id, v.vector FROM {schema}.memory_records AS r "
             f"JOIN {schema}.memory_vectors AS v ON v.record_id = r.id "
@@ -159,18 +206,59 @@ async def replace_vectors(
     conn: AsyncConnection[Any], schema: str, embedder: Embedder, made: dict[str, Matrix]
 ) -> None:
     """Every vector replaced by ``made`` (ids no longer stored are skipped) and
-    ``embedder`` recorded, in the caller's transaction (for ``reembed``)."""
-    await conn.execute(f"DELETE FROM {schema}.memory_vectors")
-    async with conn.cursor() as cursor:
-        await cursor.executemany(
-            f"INSERT INTO {schema}.memory_vectors (record_id, vector) "
-            f"SELECT id, %s FROM {schema}.memory_records WHERE id = %s",
-            [([float(value) for value in vector], key) for key, vector in made.items()],
-        )
+    ``embedder`` recorded, in the caller's transaction (for ``reembed``); the vectors
+    stay where they lived, in a pgvector column of the new dimension."""
+    cursor = await conn.execute(f"SELECT storage FROM {schema}.memory_embedder")
+    row = await cursor.fetchone()
+    storage = _storage(row[0] if row is not None else "array")
+    if storage == "pgvector":
+        if embedder.dimension > pgvector.MAX_INDEXED_DIMENSION:
+            raise ConfigurationError(
+                f"pgvector's HNSW index takes at most {pgvector.MAX_INDEXED_DIMENSION} "
+                f"dimensions, not {embedder.dimension}: move the vectors to real[] first "
+                "(move_vectors('array'))"
+            )
+        await pgvector.drop_table(conn, schema)
+        await pgvector.create_table(conn, schema, embedder.dimension)
+        await pgvector.insert(conn, schema, made, replace=True)
+        await pgvector.create_index(conn, schema)
+    else:
+        await conn.execute(f"DELETE FROM {schema}.memory_vectors")
+        async with conn.cursor() as cursor:
+            await cursor.executemany(
+                f"INSERT INTO {schema}.memory_vectors (record_id, vector) "
+                f"SELECT id, %s FROM {schema}.memory_records WHERE id = %s",
+                [([float(value) for value in vector], key) for key, vector in made.items()],
+            )
     await conn.execute(
-        f"INSERT INTO {schema}.memory_embedder (name, dimension, generation) "
-        "VALUES (%s, %s, 1) ON CONFLICT (only_row) DO UPDATE SET name = excluded.name, "
+        f"INSERT INTO {schema}.memory_embedder (name, dimension, generation, storage) "
+        "VALUES (%s, %s, 1, %s) ON CONFLICT (only_row) DO UPDATE SET name = excluded.name, "
         f"dimension = excluded.dimension, generation = {schema}.memory_embedder.generation + 1, "
         "recorded_at = now()",
-        (embedder.name, embedder.dimension),
+        (embedder.name, embedder.dimension, storage),
     )
+
+
+async def move_vectors(
+    conn: AsyncConnection[Any], schema: str, target: str, to: VectorStorage
+) -> int:
+    """Move every vector to ``to`` in the caller's transaction (the embedder row held
+    ``FOR UPDATE``, so writers of vectors wait); how many moved. Nothing to move
+    without a recorded embedder; :class:`ConfigurationError` (nothing changed) when
+    pgvector is asked for and the extension cannot be had here."""
+    cursor = await conn.execute(
+        f"SELECT dimension, storage FROM {schema}.memory_embedder FOR UPDATE"
+    )
+    row = await cursor.fetchone()
+    if row is None or _storage(row[1]) == to:
+        return 0
+    dimension = int(row[0])
+    if to == "pgvector" and not await pgvector.enable(conn, dimension):
+        raise ConfigurationError(
+            f"cannot move the vectors of {target} to pgvector: the 'vector' extension is "
+            f"not available to this role, or {dimension} dimensions are more than its "
+            f"HNSW index takes ({pgvector.MAX_INDEXED_DIMENSION})"
+        )
+    moved = await pgvector.move_rows(conn, schema, to, dimension)
+    await conn.execute(f"UPDATE {schema}.memory_embedder SET storage = %s", (to,))
+    return moved

@@ -1,0 +1,191 @@
+"""The Postgres backend's vectors in pgvector: a ``vector(d)`` column under an HNSW index.
+
+When the database offers the ``vector`` extension (pgvector), a store that records its
+first embedder keeps the vectors in ``memory_embeddings`` (``vector(d)``, one row per
+record, deleted with it) under an HNSW index on cosine distance, and finds the nearest
+records with it inside the query's filters. pgvector 0.8's iterative index scans
+(``hnsw.iterative_scan``) keep reading the index until enough records pass the
+filters, so a narrow scope is not starved; for a scope small enough the planner reads
+the scope's records and sorts them exactly instead. Without the extension (or for more
+than :data:`MAX_INDEXED_DIMENSION` dimensions) the vectors stay in ``real[]``
+(``postgres.vectors``). A store moves between the two only on
+:meth:`~recallstore.backends.postgres.PostgresMemoryStore.move_vectors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from recallstore.backends._vectors import Matrix
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+
+__all__ = [
+    "MAX_INDEXED_DIMENSION",
+    "VectorStorage",
+    "create_table",
+    "drop_table",
+    "enable",
+    "insert",
+    "nearest",
+]
+
+VectorStorage = Literal["array", "pgvector"]
+"""Where a Postgres store keeps its vectors: ``real[]`` or a pgvector ``vector(d)``."""
+
+MAX_INDEXED_DIMENSION: Final = 2_000
+"""pgvector's HNSW index takes ``vector`` columns of at most this many dimensions."""
+
+_EF_SEARCH_FLOOR: Final = 40  # pgvector's default candidate list
+
+
+def _as_list(vector: Matrix) -> list[float]:
+    return [float(value) for value in vector]
+
+
+async def enable(conn: AsyncConnection[Any], dimension: int) -> bool:
+    """Whether vectors of ``dimension`` can live in pgvector here: the extension is
+    installed, or available and created now (in a savepoint: without the privilege
+    to create it, nothing is left behind)."""
+    import psycopg
+
+    if dimension > MAX_INDEXED_DIMENSION:
+        return False
+    cursor = await conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
+    if await cursor.fetchone() is not None:
+        return True
+    cursor = await conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+    if await cursor.fetchone() is None:
+        return False
+    try:
+        async with conn.transaction():
+            await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except psycopg.Error:
+        return False
+    return True
+
+
+async def create_table(conn: AsyncConnection[Any], schema: str, dimension: int) -> None:
+    """``memory_embeddings`` for vectors of ``dimension`` (its HNSW index is built by
+    :func:`create_index`, after a bulk load when there is one)."""
+    await conn.execute(
+        f"""CREATE TABLE {schema}.memory_embeddings (
+            record_id text PRIMARY KEY
+                REFERENCES {schema}.memory_records (id) ON DELETE CASCADE,
+            embedding vector({int(dimension)}) NOT NULL
+        )"""
+    )
+
+
+async def create_index(conn: AsyncConnection[Any], schema: str) -> None:
+    """The HNSW index on cosine distance (unit vectors: cosine is their dot product)."""
+    await conn.execute(
+        f"CREATE INDEX memory_embeddings_hnsw ON {schema}.memory_embeddings "
+        "USING hnsw (embedding vector_cosine_ops)"
+    )
+
+
+async def drop_table(conn: AsyncConnection[Any], schema: str) -> None:
+    """``memory_embeddings`` and its index dropped (a move, or a new dimension)."""
+    await conn.execute(f"DROP TABLE IF EXISTS {schema}.memory_embeddings")
+
+
+async def insert(
+    conn: AsyncConnection[Any], schema: str, vectors: Mapping[str, Matrix], *, replace: bool
+) -> None:
+    """Store ``vectors`` by record id, in the caller's transaction. ``replace`` (a
+    re-embed) skips ids no longer stored; otherwise the records are being inserted."""
+    sql = (
+        f"INSERT INTO {schema}.memory_embeddings (record_id, embedding) "
+        f"SELECT id, %s::real[]::vector FROM {schema}.memory_records WHERE id = %s"
+        if replace
+        else f"INSERT INTO {schema}.memory_embeddings (record_id, embedding) "
+        "VALUES (%s, %s::real[]::vector) "
+        "ON CONFLICT (record_id) DO UPDATE SET embedding = excluded.embedding"
+    )
+    rows = [
+        (_as_list(vector), key) if replace else (key, _as_list(vector))
+        for key, vector in vectors.items()
+    ]
+    async with conn.cursor() as cursor:
+        await cursor.executemany(sql, rows)
+
+
+async def nearest(
+    conn: AsyncConnection[Any],
+    schema: str,
+    where: Sequence[str],
+    params: Sequence[Any],
+    vector: Matrix,
+    n: int,
+) -> list[tuple[float, str]]:
+    """(cosine, id) of the ``n`` records passing ``where`` (on ``memory_records AS r``)
+    nearest ``vector``, best first, in the caller's transaction."""
+    # Iterative scans (pgvector 0.8) read on through the index until n rows pass the
+    # filters; relaxed order lets them, and the rows are sorted again below.
+    await conn.execute(
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+        "set_config('hnsw.ef_search', %s, true)",
+        (str(max(_EF_SEARCH_FLOOR, min(n, 1_000))),),
+    )
+    rows = await _closest(conn, schema, where, params, vector, n, exact=False)
+    if len(rows) < n:
+        # Fewer than n: the filters hold fewer records, or the graph did not lead to
+        # them all (HNSW is approximate: a record far from every other one may have no
+        # edge into it). The exact order over the filtered records answers both; it
+        # reads only those records, and they are few when the index ran out.
+        rows = await _closest(conn, schema, where, params, vector, n, exact=True)
+    return [(1.0 - float(distance), str(key)) for key, distance in rows]
+
+
+async def _closest(
+    conn: AsyncConnection[Any],
+    schema: str,
+    where: Sequence[str],
+    params: Sequence[Any],
+    vector: Matrix,
+    n: int,
+    *,
+    exact: bool,
+) -> list[tuple[str, float]]:
+    # "+ 0" makes the order an expression the HNSW index cannot serve: exact distances.
+    distance = "(e.embedding <=> %s::real[]::vector)" + (" + 0" if exact else "")
+    cursor = await conn.execute(
+        f"SELECT r.id, {distance} AS distance FROM {schema}.memory_embeddings AS e "
+        f"JOIN {schema}.memory_records AS r ON r.id = e.record_id "
+        f"WHERE {' AND '.join(where) or 'TRUE'} ORDER BY distance LIMIT %s",
+        [_as_list(vector), *params, n],
+    )
+    # NaN (a zero vector) as cosine 0, as numpy's comparison in real[] gives it.
+    found = [
+        (str(key), 1.0 if value != value else float(value))
+        for key, value in await cursor.fetchall()
+    ]
+    return sorted(found, key=lambda row: (row[1], row[0]))
+
+
+async def move_rows(
+    conn: AsyncConnection[Any], schema: str, to: VectorStorage, dimension: int
+) -> int:
+    """Every vector copied from the other storage into ``to`` and the other emptied,
+    in the caller's transaction; how many moved."""
+    if to == "pgvector":
+        await create_table(conn, schema, dimension)
+        cursor = await conn.execute(
+            f"INSERT INTO {schema}.memory_embeddings (record_id, embedding) "
+            f"SELECT record_id, vector::vector FROM {schema}.memory_vectors "
+            "WHERE cardinality(vector) = %s",
+            (dimension,),
+        )
+        await conn.execute(f"DELETE FROM {schema}.memory_vectors")
+        await create_index(conn, schema)
+    else:
+        cursor = await conn.execute(
+            f"INSERT INTO {schema}.memory_vectors (record_id, vector) "
+            f"SELECT record_id, embedding::real[] FROM {schema}.memory_embeddings "
+            "ON CONFLICT (record_id) DO UPDATE SET vector = excluded.vector"
+        )
+        await drop_table(conn, schema)
+    return cursor.rowcount
