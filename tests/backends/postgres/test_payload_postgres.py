@@ -57,10 +57,11 @@ async def test_a_version_6_schema_keeps_its_payloads_as_json(
             [MemoryWriteInput(scope={}, content="old", payload={"n": 1.5, "t": ["x"]})]
         )
     with psycopg.connect(postgres_url, autocommit=True) as conn:
-        # Back to version 6: the payload column as jsonb, versions 7 and 8 (observed_at)
-        # not applied.
+        # Back to version 6: the payload column as jsonb, versions 7, 8 (observed_at)
+        # and 9 (where vectors live) not applied.
         conn.execute(f"DELETE FROM {postgres_schema}.schema_migrations WHERE version >= 7")
         conn.execute(f"ALTER TABLE {postgres_schema}.memory_records DROP COLUMN observed_at")
+        conn.execute(f"ALTER TABLE {postgres_schema}.memory_embedder DROP COLUMN storage")
         conn.execute(
             f"ALTER TABLE {postgres_schema}.memory_records ALTER COLUMN payload TYPE jsonb "
             "USING payload::jsonb"

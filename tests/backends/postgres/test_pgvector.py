@@ -185,3 +185,25 @@ async def test_reembed_keeps_pgvector_at_the_new_dimension(
         f"AND attrelid = '{pgvector_schema}.memory_embeddings'::regclass",
     )
     assert dimension == 64
+
+
+async def test_a_version_8_store_stays_on_real_arrays(
+    pgvector_url: str, pgvector_schema: str
+) -> None:
+    scope = {"user": "ana"}
+    async with PostgresMemoryStore(
+        pgvector_url, schema=pgvector_schema, embedder=ToyEmbedder()
+    ) as store:
+        await store.write([MemoryWriteInput(scope=scope, content="a job at the clinic")])
+        await store.move_vectors("array")
+    with psycopg.connect(pgvector_url, autocommit=True) as conn:
+        # Back to version 8: vectors in real[], no record of where they live.
+        conn.execute(f"DELETE FROM {pgvector_schema}.schema_migrations WHERE version >= 9")
+        conn.execute(f"ALTER TABLE {pgvector_schema}.memory_embedder DROP COLUMN storage")
+    async with PostgresMemoryStore(
+        pgvector_url, schema=pgvector_schema, embedder=ToyEmbedder()
+    ) as store:
+        assert store.vector_storage == "array"
+        hits = await store.search(MemorySearchQuery(query="where does she work", scope=scope))
+    assert [hit.record.content for hit in hits] == ["a job at the clinic"]
+    assert _count(pgvector_url, f"SELECT count(*) FROM {pgvector_schema}.memory_vectors") == 1
