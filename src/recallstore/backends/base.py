@@ -150,7 +150,7 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
         self._ids = ids
         self._journal = journal
         self._journal_buffer: JournalBuffer | None = None
-        if journal is not None:
+        if journal is not None and journal.reads:
             self._journal_buffer = JournalBuffer(
                 journal.flush_seconds, self._flush_journal_rows, self._prune_journal_by_age
             )
