@@ -198,6 +198,7 @@ class SqliteMemoryStore(
                 self._conn = await open_reader(
                     self.path, self._driver, self._embedder, BUSY_TIMEOUT_SECONDS
                 )
+                self._store_id = await schema.read_store_id(self._conn)
                 return
             target = str(self.path)
             probe_uri = schema.check_location(self.path)
@@ -221,6 +222,7 @@ class SqliteMemoryStore(
                     raise StoreUnavailableError(target, f"cannot open: {exc}") from exc
                 raise
             self._conn = conn
+            self._store_id = await schema.read_store_id(conn)
         await self._start_journal()
 
     async def _configure(self, conn: aiosqlite.Connection) -> None:
