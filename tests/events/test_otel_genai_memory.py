@@ -83,7 +83,7 @@ class Traced:
 @pytest.fixture
 def traced(monkeypatch: pytest.MonkeyPatch) -> Iterator[Traced]:
     monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
-    spans = InMemorySpanExporter()  # type: ignore[no-untyped-call]
+    spans = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(spans))
     yield Traced(spans, provider)
@@ -97,6 +97,7 @@ def check(
     attributes, the count, no content, and nothing invented outside ``recallstore.*``."""
     assert span.name == expected.name
     assert attributes[OPERATION] == expected.name
+    assert store_id is not None
     assert attributes[STORE_ID] == store_id
     assert (RECORD_ID in attributes) is expected.record_id
     assert attributes[RECORD_COUNT] == expected.count
@@ -249,10 +250,14 @@ async def test_the_store_id_is_stable_across_openings_and_differs_between_stores
         async with SqliteMemoryStore(tmp_path / path, read_only=read_only) as store:
             ids.append(store.store_id)
     first, again, reading, other = ids
-    assert first is not None and len(first) == 32
+    assert first is not None
+    assert len(first) == 32
     assert int(first, 16) >= 0  # hex digits: no path, no URL, no content
     assert first == again == reading
-    assert other is not None and other != first
+    assert other is not None
+    assert other != first
     one, two = InMemoryMemoryStore(), InMemoryMemoryStore()
-    assert one.store_id and two.store_id and one.store_id != two.store_id
+    assert one.store_id
+    assert two.store_id
+    assert one.store_id != two.store_id
     assert SqliteMemoryStore(tmp_path / "a.db").store_id is None  # not open yet
