@@ -6,7 +6,6 @@ import argparse
 import contextlib
 
 from recallstore.backends.journal import journal_content, quiet_reads
-from recallstore.backends.sqlite.sidecars import can_write
 from recallstore.cli._asgi import HOST, http_token, loopback_listener, run_until_stopped, serve_asgi
 from recallstore.cli._database import open_store, store_file
 from recallstore.errors import MissingDependencyError
@@ -28,6 +27,8 @@ def run_serve(args: argparse.Namespace) -> int:
         raise MissingDependencyError("recallstore serve", "server") from exc
 
     store = open_store(args.db, must_exist=True, embedder=args.embedder)
+    from recallstore.backends.sqlite.sidecars import can_write  # a path's question, no store's
+
     path = store_file(store)
     if path is not None and not can_write(path):
         # A file this process cannot write: the lens still shows it (its invalidate and
