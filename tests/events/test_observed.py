@@ -49,9 +49,9 @@ def test_observed_store_is_a_memory_store_and_a_recall_observer(
     assert isinstance(observed, RecallObserver)
     inner = sqlite_store.capabilities()
     assert {"import", "export"} <= inner.extensions
-    # Truthful: export and idempotent writes pass through, import (an unobservable bulk
-    # mutation) does not.
-    expected = {"export", "idempotency"}
+    # Truthful: export, idempotent writes and forget (traced) pass through, import (an
+    # unobservable bulk mutation) does not.
+    expected = {"export", "idempotency", "forget"}
     assert observed.capabilities() == inner.model_copy(update={"extensions": expected})
     assert not isinstance(observed, SupportsImportRecords)
 

@@ -85,7 +85,7 @@ class MemoryWriteData(EventData):
     record_ids: _RecordIds = ()
     """Write and supersede: the ids of the records created (empty when it failed).
     Invalidate and delete: the id the call named; a journaled ``forget(scope)``: every
-    id it deleted."""
+    id it deleted (``ObservedMemoryStore.forget``'s own event: none, only ``count``)."""
     kinds: tuple[MemoryKind, ...] = ()
     """The kind of each record in ``record_ids``, in the same order (empty when the
     named record did not exist)."""
