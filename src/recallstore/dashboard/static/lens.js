@@ -88,6 +88,21 @@
     scheduleSnippets();
   }
 
+  // A write changes what the records it names stand as (superseded, invalidated,
+  // deleted): read them again, for this row and for the rows already showing them.
+  function refreshRecords(envelope) {
+    var data = envelope.data || {};
+    if (envelope.type !== "agent.memory.write" || !feed) return;
+    (data.record_ids || []).concat(data.superseded_ids || []).forEach(function (id) {
+      id = String(id);
+      if (!snippets.has(id)) return;
+      snippets.delete(id);
+      feed.querySelectorAll("a.record-id").forEach(function (link) {
+        if (link.dataset.recordId === id) want(id, link);
+      });
+    });
+  }
+
   function recordLinks(ids) {
     var span = el("span", "ids");
     (ids || []).forEach(function (id) {
@@ -354,6 +369,7 @@
       if (seenIds.has(key)) return;
       seenIds.add(key);
     }
+    refreshRecords(envelope);
     place(renderEvent(envelope), envelope);
     if (emptyHint) emptyHint.hidden = true;
     while (feed.children.length > maxItems) feed.removeChild(feed.lastChild);
