@@ -87,7 +87,9 @@ async def test_budget_settings_reach_the_recall(store: MemoryStore) -> None:
     await store.write(
         [MemoryWriteInput(scope={"user": "u"}, kind="profile", content="x" * 50) for _ in range(3)]
     )
-    (first, _, _) = [hit.record for hit in await store.search(MemorySearchQuery(scope={"user": "u"}))]
+    (first, _, _) = [
+        hit.record for hit in await store.search(MemorySearchQuery(scope={"user": "u"}))
+    ]
     entry, _ = recall_entry_size(first)
     # Room for the block around two entries (with its note on the third), not three.
     budget = recall_frame_size(True, False, 1)[0] + 2 * entry

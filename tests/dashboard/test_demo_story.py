@@ -49,8 +49,19 @@ def _run_demo(db: Path) -> list[str]:
 
 def _serve(db: Path, options: list[str]) -> tuple[subprocess.Popen[str], str]:
     server = subprocess.Popen(
-        [sys.executable, "-m", "recallstore", "serve", "--db", str(db), "--port", "0"]
-        + ["--token", TOKEN, *options],
+        [
+            sys.executable,
+            "-m",
+            "recallstore",
+            "serve",
+            "--db",
+            str(db),
+            "--port",
+            "0",
+            "--token",
+            TOKEN,
+            *options,
+        ],
         stdout=subprocess.PIPE,
         text=True,
         env=_env(),
@@ -137,9 +148,7 @@ def test_the_feed_after_the_demo_reads_as_its_story(
                 ]
                 second_recall = page.locator('#feed .event[data-type="agent.memory.recall"]')
                 expect(
-                    second_recall.filter(has_text="demo-conversation-2").filter(
-                        has_text=CORRECTED
-                    )
+                    second_recall.filter(has_text="demo-conversation-2").filter(has_text=CORRECTED)
                 ).to_have_count(1)
                 assert page.evaluate("document.documentElement.scrollWidth") <= 1280
                 shots.append(tmp_path / "demo-story-feed.png")
@@ -164,7 +173,9 @@ def test_the_feed_after_the_demo_reads_as_its_story(
                 page.goto(f"{url}/recall?scope={DEMO_SCOPE}&text=where+does+she+live")
                 block = page.locator("#recall-block").text_content()
                 assert block is not None
-                expect(page.locator("#recall-size")).to_have_text(f"block {len(block)} / 2000 chars")
+                expect(page.locator("#recall-size")).to_have_text(
+                    f"block {len(block)} / 2000 chars"
+                )
                 assert page.evaluate("document.documentElement.scrollWidth") <= 1280
                 shots.append(tmp_path / "demo-story-recall.png")
                 page.screenshot(path=str(shots[-1]), full_page=True, animations="disabled")

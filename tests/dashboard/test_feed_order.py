@@ -96,8 +96,18 @@ class Worker:
 
 def start_serve(db: Path) -> tuple[subprocess.Popen[str], str]:
     server = subprocess.Popen(
-        [sys.executable, "-m", "recallstore", "serve", "--db", str(db), "--port", "0"]
-        + ["--token", TOKEN],
+        [
+            sys.executable,
+            "-m",
+            "recallstore",
+            "serve",
+            "--db",
+            str(db),
+            "--port",
+            "0",
+            "--token",
+            TOKEN,
+        ],
         stdout=subprocess.PIPE,
         text=True,
         env=_env(),
@@ -147,7 +157,9 @@ def test_two_processes_interleaving_show_in_the_order_they_happened(
                     worker = first if number % 2 else second
                     verb = "write" if number % 4 in (1, 0) else "search"
                     answer = worker.do(verb, number)
-                    happened.append(f"write {answer['id']}" if verb == "write" else f"search {number}")
+                    happened.append(
+                        f"write {answer['id']}" if verb == "write" else f"search {number}"
+                    )
                 first.stop()
                 second.stop()
 
@@ -160,13 +172,13 @@ def test_two_processes_interleaving_show_in_the_order_they_happened(
                 assert journal != happened
 
                 # The API: newest first, in the order they happened.
-                answer = httpx.get(
+                listed = httpx.get(
                     f"{url}/api/events",
                     headers={"Authorization": f"Bearer {TOKEN}"},
                     timeout=10,
                 )
-                assert answer.status_code == 200
-                events = answer.json()["events"]
+                assert listed.status_code == 200
+                events = listed.json()["events"]
                 assert [_label(event) for event in reversed(events)] == happened
 
                 # The page, live: each late batch placed where it belongs, not on top.

@@ -108,7 +108,7 @@ def kinds_over_time(records: Sequence[MemoryRecord]) -> Chart | None:
     bars = []
     for index, bucket in enumerate(counts):
         start = first + unit * index
-        base = HEIGHT - _BOTTOM
+        base: float = HEIGHT - _BOTTOM
         for kind in MEMORY_KINDS:
             if not bucket[kind]:
                 continue
@@ -133,7 +133,9 @@ def kinds_over_time(records: Sequence[MemoryRecord]) -> Chart | None:
     if buckets > 1:
         labels.append(Label(WIDTH - _RIGHT, HEIGHT - 6, "end", last.strftime(pattern) + " UTC"))
     total = Counter(record.kind for record in records)
-    legend = tuple((f"kind-{kind}", f"{kind} {total[kind]}") for kind in MEMORY_KINDS if total[kind])
+    legend = tuple(
+        (f"kind-{kind}", f"{kind} {total[kind]}") for kind in MEMORY_KINDS if total[kind]
+    )
     caption = (
         f"{len(records)} records created, per {unit_name}, by kind: "
         + ", ".join(f"{total[kind]} {kind}" for kind in MEMORY_KINDS if total[kind])
