@@ -89,11 +89,10 @@
   }
 
   // A write changes what the records it names stand as (superseded, invalidated,
-  // deleted): read them again, for this row and for the rows already showing them.
-  function refreshRecords(envelope) {
-    var data = envelope.data || {};
-    if (envelope.type !== "agent.memory.write" || !feed) return;
-    (data.record_ids || []).concat(data.superseded_ids || []).forEach(function (id) {
+  // deleted): the write renderer has them read again, for the rows already showing them.
+  function refreshRecords(ids) {
+    if (!feed) return;
+    (ids || []).forEach(function (id) {
       id = String(id);
       if (!snippets.has(id)) return;
       snippets.delete(id);
@@ -149,6 +148,7 @@
     "agent.memory.write": function (event) {
       var data = event.data || {};
       var details = [];
+      refreshRecords((data.record_ids || []).concat(data.superseded_ids || []));
       failure(details, data);
       details.push(kv("scope", scopeChips(event.scope)));
       if (has(data, "kinds") && data.kinds.length) details.push(kv("kinds", data.kinds.join(", ")));
@@ -369,7 +369,6 @@
       if (seenIds.has(key)) return;
       seenIds.add(key);
     }
-    refreshRecords(envelope);
     place(renderEvent(envelope), envelope);
     if (emptyHint) emptyHint.hidden = true;
     while (feed.children.length > maxItems) feed.removeChild(feed.lastChild);
