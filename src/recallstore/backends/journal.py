@@ -253,7 +253,7 @@ def recall_data(recall: Recall, *, include_query_text: bool) -> dict[str, Any]:
         "hit_count": recall.hit_count,
         "record_ids": [record.id for record in recall.entries],
         "chars": recall.used_chars,
-        "bytes": sum(len(record.content.encode()) for record in recall.entries),
+        "bytes": recall.used_bytes,
         "budget_chars": recall.budget_chars,
         "truncated": recall.truncated,
         "omitted": recall.omitted,

@@ -144,9 +144,10 @@ class MemoryRecallData(EventData):
     record_ids: _RecordIds = ()
     """The ids of the recalled entries, in prompt order."""
     chars: int = Field(ge=0)
-    """Characters of the recalled entries' content (what the budget counted)."""
+    """Characters of the rendered recall block (what the budget bounds); 0 when the
+    recall gave no block."""
     bytes: int = Field(ge=0)
-    """UTF-8 size of the recalled entries' content."""
+    """UTF-8 size of the rendered recall block."""
     budget_chars: int = Field(ge=0)
     """The character budget the recall was assembled under."""
     truncated: bool
