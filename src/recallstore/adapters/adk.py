@@ -11,8 +11,8 @@ session (ADK's own ``preload_memory`` pastes memory text unescaped into the prom
 
 ``add_session_to_memory`` (ADK's end-of-session hook) goes through
 :func:`recallstore.capture.capture`: each user and agent event with text becomes an
-``episode`` record, keyed by the session id and the event id, so re-adding a session
-(or adding its events in pieces) stores each event once.
+``episode`` record (its text as it is, tagged ``adk``), keyed by the session id and the
+event id, so re-adding a session (or adding its events in pieces) stores each event once.
 
 Needs the ``adk`` extra.
 """
@@ -130,7 +130,8 @@ class RecallstoreMemoryService(BaseMemoryService):
             self.scope(app_name, user_id),
             events,
             conversation_id=session_id or _NO_SESSION,
-            **{"tags": (_EVENT_TAG,), **options},
+            # ADK keeps the author beside the text (MemoryEntry.author): no label in it.
+            **{"tags": (_EVENT_TAG,), "label": False, **options},
         )
 
     async def add_events_to_memory(
