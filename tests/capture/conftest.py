@@ -6,11 +6,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tests.postgres_server import postgres_schema, postgres_url
 
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.store import MemoryStore
-from tests.postgres_server import postgres_schema, postgres_url
 
 __all__ = ["any_store", "postgres_schema", "postgres_url"]
 

@@ -66,7 +66,8 @@ async def test_records_are_verbatim_episodes_with_provenance_and_observed_time(a
     assert user.scope == SCOPE
     assert user.observed_at == DAY
     assert assistant.observed_at == DAY + timedelta(minutes=1)
-    assert user.provenance is not None and assistant.provenance is not None
+    assert user.provenance is not None
+    assert assistant.provenance is not None
     assert user.provenance.conversation_id == "c-1"
     assert (user.provenance.author, assistant.provenance.author) == ("user", "assistant")
     assert user.payload == {
@@ -115,7 +116,8 @@ async def test_a_long_message_becomes_linked_chunks_cut_between_sentences(any_st
         assert isinstance(record.payload, dict)
         assert record.payload["message"] == 0
         assert (record.payload["chunk"], record.payload["chunks"]) == (number, len(chunks))
-    assert isinstance(reply.payload, dict) and reply.payload["message"] == 1
+    assert isinstance(reply.payload, dict)
+    assert reply.payload["message"] == 1
     again = await capture(
         any_store, SCOPE, [("user", text, DAY)], conversation_id="c-1", max_chunk_chars=500
     )
@@ -173,7 +175,8 @@ async def test_roles_and_tool_calls_are_options_with_defaults(any_store) -> None
         "Booked for you.",
     ]
     tool_call = everything.records[2]
-    assert isinstance(tool_call.payload, dict) and tool_call.payload["tool"] is True
+    assert isinstance(tool_call.payload, dict)
+    assert tool_call.payload["tool"] is True
     assert set(everything.records[0].tags) == {CAPTURE_TAG, "trip"}
 
 

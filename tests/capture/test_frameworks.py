@@ -49,7 +49,8 @@ def test_pydantic_ai_messages() -> None:
         (2, 0, "tool", True),
         (3, 0, "assistant", False),
     ]
-    assert messages[1].text == "I moved to Lisbon." and messages[1].time == WHEN
+    assert messages[1].text == "I moved to Lisbon."
+    assert messages[1].time == WHEN
     assert messages[3].text == 'memory_search({"query": "x"})'
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from tests.cli.conftest import read_all, run_process
 
-LINES = [
+LINES: list[object] = [
     {"role": "system", "content": "You are a travel agent."},
     {"role": "user", "content": "I moved to Lisbon.", "time": "2026-05-08T13:56:00Z"},
     ["assistant", "Welcome to Lisbon!", "2026-05-08T13:57:00+00:00"],
@@ -15,7 +16,7 @@ LINES = [
 ]
 
 
-def write_jsonl(path: Path, items: list[object]) -> Path:
+def write_jsonl(path: Path, items: Sequence[object]) -> Path:
     path.write_text("".join(json.dumps(item) + "\n\n" for item in items), encoding="utf-8")
     return path
 
