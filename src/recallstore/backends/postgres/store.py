@@ -25,6 +25,7 @@ from recallstore.backends.base import (
     IdempotencyKey,
     RecordChanges,
     StoreDescription,
+    idempotency_key_of,
 )
 from recallstore.backends.journal import DEFAULT_JOURNAL, JournalSettings
 from recallstore.backends.postgres import vectors as vectors
@@ -263,23 +264,28 @@ class PostgresMemoryStore(
     ) -> dict[IdempotencyKey, MemoryRecord]:
         from psycopg.types.json import Jsonb
 
+        ordered = sorted(keys)
+        # A transaction-scoped lock per key: a concurrent writer of the same key
+        # waits here until we commit, then sees our record (row locks cannot cover
+        # a row that does not exist yet). Taken in sorted order (the array's, kept by
+        # WITH ORDINALITY), so two batches never deadlock; one statement for the batch.
+        await handle.execute(
+            "SELECT pg_advisory_xact_lock(hashtext(k.pairs), hashtext(k.name)) "
+            "FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS k(pairs, name, n) "
+            "ORDER BY k.n",
+            ([f"{self._schema}:{pairs!r}" for pairs, _ in ordered], [n for _, n in ordered]),
+        )
+        cursor = await handle.execute(
+            f"SELECT {_COLUMNS} FROM {self._table} AS r "
+            "JOIN unnest(%s::jsonb[], %s::text[]) AS k(key_scope, key_name) "
+            "ON r.scope = k.key_scope AND r.idempotency_key = k.key_name "
+            "WHERE r.invalid_at IS NULL FOR UPDATE OF r",
+            ([Jsonb(dict(pairs)) for pairs, _ in ordered], [n for _, n in ordered]),
+        )
         found: dict[IdempotencyKey, MemoryRecord] = {}
-        for pairs, name in sorted(keys):
-            # A transaction-scoped lock per key: a concurrent writer of the same key
-            # waits here until we commit, then sees our record (row locks cannot cover
-            # a row that does not exist yet). Sorted, so two batches never deadlock.
-            await handle.execute(
-                "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
-                (f"{self._schema}:{pairs!r}", name),
-            )
-            cursor = await handle.execute(
-                f"SELECT {_COLUMNS} FROM {self._table} WHERE scope = %s "
-                "AND idempotency_key = %s AND invalid_at IS NULL FOR UPDATE",
-                (Jsonb(dict(pairs)), name),
-            )
-            row = await cursor.fetchone()
-            if row is not None:
-                found[(pairs, name)] = _record(row)
+        for row in await cursor.fetchall():
+            record = _record(row)
+            found[idempotency_key_of(record)] = record
         return found
 
     async def _insert(self, handle: AsyncConnection[Any], records: Sequence[MemoryRecord]) -> None:
