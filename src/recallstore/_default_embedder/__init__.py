@@ -9,7 +9,7 @@ and not another: docs/hybrid-search.md ("The default embedder").
 
 Records are embedded by the model as exported (its int8 weights dequantized, float
 products). A search's query, the one text on a search's critical path, is embedded by
-the same weights with int8 products (:mod:`._int8`): 2.5-3x faster, its vector within
+the same weights with int8 products (:mod:`._int8`): 2-3x faster, its vector within
 cosine 0.99 of the float one, recall unchanged (docs/hybrid-search.md). The stored
 vectors are the same either way, so :data:`NAME` is too.
 

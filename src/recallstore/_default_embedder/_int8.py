@@ -7,7 +7,7 @@ onnxruntime folds those into float32 constants when it loads the file, so every
 here, most of it the six layers' 36 products. This module rewrites each such
 ``Cast``/``Mul``/``MatMul`` into onnxruntime's ``DynamicQuantizeMatMul``, which takes
 the same int8 weights and per-column scales and quantizes the activations (uint8, per
-call) on the fly: 2.5-3x faster on a query, and the vectors are within cosine 0.99 of
+call) on the fly: 2-3x faster on a query, and the vectors are within cosine 0.99 of
 the float path (docs/hybrid-search.md). Matrices without that pattern (the embedding
 tables a ``Gather`` reads) are left as they are.
 
