@@ -414,19 +414,27 @@ class SqliteMemoryStore(
         self, query: MemorySearchQuery, terms: Sequence[str], now: datetime
     ) -> list[MemoryHit]:
         if self._embedder is not None and not query.is_listing:
-            vector = await self._embed_query(query.query or "")
-            async with self._reading() as conn:
-                fused = await on_thread(
-                    conn,
-                    hybrid_rows_now,
-                    query,
-                    self._fusion_query(query),
-                    vector,
-                    now,
-                    self._statistics,
-                    self._vector_cache,
-                    self._fuse,
-                )
+            # The query is embedded while its keyword ranking runs, and the connection's
+            # thread takes the vector after that ranking, in the same snapshot: a search
+            # costs the longer of the two instead of their sum.
+            embedding = asyncio.run_coroutine_threadsafe(
+                self._embed_query(query.query or ""), asyncio.get_running_loop()
+            )
+            try:
+                async with self._reading() as conn:
+                    fused = await on_thread(
+                        conn,
+                        hybrid_rows_now,
+                        query,
+                        self._fusion_query(query),
+                        embedding.result,
+                        now,
+                        self._statistics,
+                        self._vector_cache,
+                        self._fuse,
+                    )
+            finally:
+                embedding.cancel()  # when the search failed or was cancelled first
             return [MemoryHit(record=record_from_row(row), score=score) for score, row in fused]
         async with self._reading() as conn:
             if not query.is_listing:
