@@ -14,6 +14,7 @@ from recallstore.backends.base import BaseMemoryStore, StoreDescription
 from recallstore.backends.registry import bundled_backend_classes as _bundled_backend_classes
 from recallstore.backends.registry import describe_store, register_backend
 from recallstore.capability import MemoryCapability, MemoryInstance, memory_prompt
+from recallstore.capture import CaptureResult, capture
 from recallstore.chain import ChainLink, SupersedeChain, supersede_chain
 from recallstore.context import CallContext, call_context, current_call_context
 from recallstore.embedding import Embedder, QueryEmbedder
@@ -99,6 +100,7 @@ __all__ = [
     "Awareness",
     "BaseMemoryStore",
     "CallContext",
+    "CaptureResult",
     "ChainLink",
     "ConfigurationError",
     "Embedder",
@@ -156,6 +158,7 @@ __all__ = [
     "anthropic_tool",
     "assemble_recall",
     "call_context",
+    "capture",
     "current_call_context",
     "describe_store",
     "deterministic_ids",

@@ -68,6 +68,36 @@ class Story:
         assert self.old not in instructions
         assert "memory_save" in instructions  # the Manual comes first
 
+    told = "I adopted a cat named Miso last week."
+    """What conversation 1 says and no model saves: only the end-of-conversation hook keeps it."""
+    asked = "What is my cat called?"
+
+    async def check_nothing_saved(self) -> None:
+        """The user's scope is empty: the model saved nothing."""
+        hits = await self.store.search(
+            MemorySearchQuery(scope=self.scope, include_invalidated=True)
+        )
+        assert hits == []
+
+    async def check_captured(self, conversation_id: str, added: int) -> None:
+        """The hook stored the conversation's user and assistant text as episodes."""
+        hits = await self.store.search(MemorySearchQuery(scope=self.scope, limit=100))
+        records = [hit.record for hit in hits]
+        assert len(records) == added >= 2
+        assert {record.kind for record in records} == {"episode"}
+        assert all(
+            r.provenance is not None and r.provenance.conversation_id == conversation_id
+            for r in records
+        )
+        assert any(self.told in record.content for record in records)
+
+    def check_told_recalled(self, instructions: str | None) -> None:
+        """Conversation 2's recall block holds what conversation 1 said."""
+        assert instructions is not None
+        assert RECALL_CLOSE in instructions, instructions
+        block = instructions.rsplit(RECALL_OPEN, 1)[1].split(RECALL_CLOSE, 1)[0]
+        assert self.told in block, block
+
     def check_nothing_recalled(self, instructions: str | None) -> None:
         assert instructions is not None
         assert "memory_save" in instructions

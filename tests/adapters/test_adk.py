@@ -16,7 +16,7 @@ from google.adk.sessions import InMemorySessionService
 from google.genai import types
 from pydantic import Field, PrivateAttr
 
-from recallstore.adapters.adk import EVENT_SECTION, RecallstoreMemoryService
+from recallstore.adapters.adk import RecallstoreMemoryService
 from recallstore.capability import MemoryCapability
 from recallstore.errors import ConfigurationError, MemoryNotFoundError
 from recallstore.prompt import RECALL_CLOSE
@@ -172,9 +172,13 @@ async def test_service_adds_searches_and_deletes_sessions(capability, story) -> 
     assert user_entry.content.role == "user"
 
     hits = await capability.store.search(MemorySearchQuery(scope=story.scope))
-    targets = {hit.record.target for hit in hits}
-    assert {t.section for t in targets if t} == {EVENT_SECTION}
-    assert all(t and t.key and t.key.startswith(f"{session_id}/") for t in targets)
+    # Captured: one episode per event, keyed by the session and the event id.
+    assert {
+        hit.record.payload["conversation_id"]
+        for hit in hits
+        if isinstance(hit.record.payload, dict)
+    } == {session_id}
+    assert all(hit.record.idempotency_key for hit in hits)
     assert {hit.record.kind for hit in hits} == {"episode"}
 
     # Another user cannot delete u1's memory: the same "not found" as a missing id.
@@ -215,3 +219,20 @@ def test_bad_options_are_refused(store, options: dict[str, Any], problem: str) -
     capability = MemoryCapability(store, scope_fields=("user",))
     with pytest.raises(ConfigurationError, match=problem):
         RecallstoreMemoryService(capability, **options)
+
+
+async def test_the_end_of_conversation_hook_keeps_what_no_tool_saved(capability, story) -> None:
+    harness = Harness(capability)
+    first = ScriptedLlm().play(say("What a lovely name."))
+    session_id, _ = await harness.converse("u1", first, story.told)
+    await story.check_nothing_saved()
+
+    session = await harness.sessions.get_session(app_name=APP, user_id="u1", session_id=session_id)
+    assert session is not None
+    await harness.memory.add_session_to_memory(session)  # ADK's own end-of-session hook
+    await story.check_captured(session_id, 2)
+    assert (await harness.memory.capture(session)).added == 0
+
+    second = ScriptedLlm().play(say("Miso."))
+    await harness.converse("u1", second, story.asked)
+    story.check_told_recalled(second.instructions[0])

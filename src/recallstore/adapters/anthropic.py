@@ -24,6 +24,7 @@ from recallstore.adapters._session import (
     _result_text,
 )
 from recallstore.capability import MemoryCapability
+from recallstore.capture import CaptureResult
 from recallstore.tools import anthropic_tool
 
 with _framework_imports("anthropic", "the Anthropic adapter", "anthropic"):
@@ -47,6 +48,14 @@ class AnthropicMemory:
     async def system(self, session: MemorySession, first_user_text: str) -> str:
         """The Manual and recall block for the session's conversation (computed once)."""
         return await self._conversations.instructions(session, first_user_text)
+
+    async def capture(
+        self, session: MemorySession, messages: Iterable[Any], **options: Any
+    ) -> CaptureResult:
+        """The end-of-conversation hook: store the conversation's ``messages`` (the list
+        sent to ``messages.create``, plus the last response) as episodes in the
+        session's scope, once each (``options`` as for :func:`recallstore.capture.capture`)."""
+        return await self._conversations.capture(session, messages, options)
 
     async def tool_results(
         self, session: MemorySession, content: Iterable[Any]

@@ -14,7 +14,7 @@ Needs the ``langchain`` extra.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from recallstore.adapters._framework import _framework_imports
@@ -26,6 +26,7 @@ from recallstore.adapters._session import (
     _result_text,
 )
 from recallstore.capability import MemoryCapability
+from recallstore.capture import CaptureResult
 
 with _framework_imports("langchain_core", "the LangChain adapter", "langchain"):
     from langchain_core.runnables import RunnableConfig
@@ -80,6 +81,14 @@ class LangChainMemory:
             args_schema=schema,
             handle_tool_error=True,
         )
+
+    async def capture(
+        self, config: RunnableConfig, messages: Iterable[Any], **options: Any
+    ) -> CaptureResult:
+        """The end-of-conversation hook: store the conversation's messages (a graph's
+        ``state["messages"]``) as episodes in the config's scope, once each (``options``
+        as for :func:`recallstore.capture.capture`)."""
+        return await self._conversations.capture(self._session(config), messages, options)
 
     async def instructions(self, config: RunnableConfig, first_user_text: str) -> str:
         """The Manual and recall block for the config's conversation (computed once)."""

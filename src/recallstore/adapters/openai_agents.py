@@ -13,7 +13,7 @@ Needs the ``openai-agents`` extra.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from recallstore.adapters._framework import _framework_imports
@@ -24,6 +24,7 @@ from recallstore.adapters._session import (
     _result_text,
 )
 from recallstore.capability import MemoryCapability
+from recallstore.capture import CaptureResult
 from recallstore.tools import openai_tool
 
 with _framework_imports("agents", "the OpenAI Agents SDK adapter", "openai-agents"):
@@ -81,6 +82,12 @@ class AgentsMemory:
         """The Manual and recall block for the run's conversation (computed once)."""
         session = self._session(run_context.context)
         return await self._conversations.instructions(session, _first_user_text(run_context))
+
+    async def capture(self, context: Any, items: Iterable[Any], **options: Any) -> CaptureResult:
+        """The end-of-conversation hook: store the conversation (a run's
+        ``result.to_input_list()``) as episodes in the context's scope, once each
+        (``options`` as for :func:`recallstore.capture.capture`)."""
+        return await self._conversations.capture(self._session(context), items, options)
 
     def instructions_after(self, base: str) -> Instructions:
         """Instructions that are ``base`` followed by :meth:`instructions`."""

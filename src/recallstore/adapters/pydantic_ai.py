@@ -22,10 +22,11 @@ from typing import Any
 from recallstore.adapters._framework import _framework_imports
 from recallstore.adapters._session import MemorySession, _as_session, _Conversations
 from recallstore.capability import MemoryCapability
+from recallstore.capture import CaptureResult
 
 with _framework_imports("pydantic_ai", "the pydantic-ai adapter", "pydantic-ai"):
     from pydantic_ai import FunctionToolset, InstructionPart, RunContext, Tool
-    from pydantic_ai.messages import ModelRequest, UserPromptPart
+    from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 
 __all__ = ["MemorySession", "MemoryToolset"]
 
@@ -86,6 +87,14 @@ class MemoryToolset(FunctionToolset[Any]):
         return await self._conversations.instructions(
             self._session(ctx.deps), _first_user_text(ctx)
         )
+
+    async def capture(
+        self, deps: Any, messages: Sequence[ModelMessage], **options: Any
+    ) -> CaptureResult:
+        """The end-of-conversation hook: store the conversation's messages (a run's
+        ``result.all_messages()``) as episodes in the session's scope, once each
+        (``options`` as for :func:`recallstore.capture.capture`)."""
+        return await self._conversations.capture(self._session(deps), messages, options)
 
     async def get_instructions(self, ctx: RunContext[Any]) -> list[InstructionPart] | None:
         """The toolset's instructions, then (unless turned off) :meth:`memory_instructions`."""

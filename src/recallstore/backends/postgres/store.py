@@ -24,6 +24,7 @@ from recallstore.backends.base import (
     IdempotencyKey,
     RecordChanges,
     StoreDescription,
+    idempotency_key_of,
 )
 from recallstore.backends.journal import DEFAULT_JOURNAL, JournalSettings
 from recallstore.backends.postgres import vectors as vectors
@@ -35,7 +36,7 @@ from recallstore.backends.postgres.journal import (
 )
 from recallstore.backends.postgres.lexemes import index_stems
 from recallstore.backends.postgres.pgvector import VectorStorage
-from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate
+from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate, read_store_id
 from recallstore.backends.postgres.search import (
     PostgresStatistics,
     filter_clauses,
@@ -151,17 +152,14 @@ class PostgresMemoryStore(
 
     @property
     def vector_storage(self) -> VectorStorage | None:
-        """Where this store's vectors live, ``"pgvector"`` (a ``vector(d)`` column under
-        an HNSW index) or ``"array"`` (``real[]``, compared in numpy); None until it is
-        open with an embedder."""
+        """Where this store's vectors live, ``"pgvector"`` (``vector(d)`` under HNSW) or
+        ``"array"`` (``real[]``); None until it is open with an embedder."""
         return self._vector_storage
 
     async def move_vectors(self, to: VectorStorage) -> int:
         """Move every stored vector to ``to`` (``"pgvector"`` or ``"array"``) in one
-        transaction, and keep them there from now on; how many moved (0 when they are
-        there already or no embedder was ever recorded). The only way a store changes
-        where its vectors live: opening one never moves them. Other processes see the
-        move on their next search or write."""
+        transaction; how many moved. The only way a store's vectors change place:
+        opening one never moves them (docs/postgres.md)."""
         if to not in _STORAGE_LABELS:
             raise ConfigurationError(f"to must be 'pgvector' or 'array', got {to!r}")
         async with self._writing() as conn:
@@ -210,6 +208,7 @@ class PostgresMemoryStore(
                     )
                 cursor = await conn.execute(f"SELECT max(created_at) FROM {self._table}")
                 newest = await cursor.fetchone()
+                self._store_id = await read_store_id(conn, self._schema)
         except psycopg.Error as exc:
             await pool.close()
             raise StoreUnavailableError(self._target, f"cannot open: {exc}") from None
@@ -294,23 +293,28 @@ class PostgresMemoryStore(
     ) -> dict[IdempotencyKey, MemoryRecord]:
         from psycopg.types.json import Jsonb
 
+        ordered = sorted(keys)
+        # A transaction-scoped lock per key: a concurrent writer of the same key
+        # waits here until we commit, then sees our record (row locks cannot cover
+        # a row that does not exist yet). Taken in sorted order (the array's, kept by
+        # WITH ORDINALITY), so two batches never deadlock; one statement for the batch.
+        await handle.execute(
+            "SELECT pg_advisory_xact_lock(hashtext(k.pairs), hashtext(k.name)) "
+            "FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS k(pairs, name, n) "
+            "ORDER BY k.n",
+            ([f"{self._schema}:{pairs!r}" for pairs, _ in ordered], [n for _, n in ordered]),
+        )
+        cursor = await handle.execute(
+            f"SELECT {_COLUMNS} FROM {self._table} AS r "
+            "JOIN unnest(%s::jsonb[], %s::text[]) AS k(key_scope, key_name) "
+            "ON r.scope = k.key_scope AND r.idempotency_key = k.key_name "
+            "WHERE r.invalid_at IS NULL FOR UPDATE OF r",
+            ([Jsonb(dict(pairs)) for pairs, _ in ordered], [n for _, n in ordered]),
+        )
         found: dict[IdempotencyKey, MemoryRecord] = {}
-        for pairs, name in sorted(keys):
-            # A transaction-scoped lock per key: a concurrent writer of the same key
-            # waits here until we commit, then sees our record (row locks cannot cover
-            # a row that does not exist yet). Sorted, so two batches never deadlock.
-            await handle.execute(
-                "SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))",
-                (f"{self._schema}:{pairs!r}", name),
-            )
-            cursor = await handle.execute(
-                f"SELECT {_COLUMNS} FROM {self._table} WHERE scope = %s "
-                "AND idempotency_key = %s AND invalid_at IS NULL FOR UPDATE",
-                (Jsonb(dict(pairs)), name),
-            )
-            row = await cursor.fetchone()
-            if row is not None:
-                found[(pairs, name)] = _record(row)
+        for row in await cursor.fetchall():
+            record = _record(row)
+            found[idempotency_key_of(record)] = record
         return found
 
     async def _insert(self, handle: AsyncConnection[Any], records: Sequence[MemoryRecord]) -> None:

@@ -211,17 +211,20 @@ def hybrid_rows_now(
     db: sqlite3.Connection,
     query: MemorySearchQuery,
     keyword: MemorySearchQuery,
-    vector: Matrix,
+    vector_of: Callable[[], Matrix],
     now: datetime,
     statistics: FtsStatistics,
     cache: VectorCache,
     fusing: Fusing,
 ) -> list[tuple[float, tuple[Any, ...]]]:
     """A hybrid search's hits as (fused score, row), in one hand-off: the ranking of
-    ``keyword`` (``query`` at the fusion depth) and as many records nearest ``vector``
-    under the same filters, fused by ``fusing``; whole rows are read for the hits only."""
+    ``keyword`` (``query`` at the fusion depth) and as many records nearest the query's
+    vector under the same filters, fused by ``fusing``; whole rows are read for the hits
+    only. ``vector_of()`` is called after the keyword ranking, so the query can be
+    embedded meanwhile (it may wait for it, and raises what the embedding raised)."""
     with _one_snapshot(db):
         ranked = _ranked_now(db, keyword, now, statistics)
+        vector = vector_of()
         nearest = nearest_now(db, query, vector, keyword.limit, now, cache)
         fused = fusing(query, [(score, key) for score, _, key in ranked], nearest)
         rows = rows_by_id(db, COLUMNS, [key for _, key in fused])

@@ -11,7 +11,9 @@ from typing import Any, Final, TypeVar
 
 import aiosqlite
 
+from recallstore._payload import check_payload
 from recallstore.backends._keys import IdempotencyKey
+from recallstore.errors import MemoryValidationError
 from recallstore.records import (
     MemoryHit,
     MemoryRecord,
@@ -70,10 +72,12 @@ def record_from_row(row: Sequence[Any]) -> MemoryRecord:
     The store wrote the row from a validated record, so the record is rebuilt without
     validating it again (a third of a listing's time went to that): the same values of
     the same types as validation gives, each JSON column parsed as validation would.
-    A row this fast path is not sure of (a payload, a timestamp not in the store's own
-    format) goes through full validation instead.
+    A payload is parsed and held to the payload rules (``check_payload``, what the
+    validator runs first). A row this fast path is not sure of (a payload those rules
+    refuse, a timestamp not in the store's own format) goes through full validation.
     """
-    if row[7] is None:  # payload: arbitrary JSON, left to the validator
+    payload = None if row[7] is None else _checked_payload(row[7])
+    if row[7] is None or payload is not None:
         created, updated = _utc_or_none(row[9]), _utc_or_none(row[10])
         invalid_at = None if row[11] is None else _utc_or_none(row[11])
         expires_at = None if row[14] is None else _utc_or_none(row[14])
@@ -94,7 +98,7 @@ def record_from_row(row: Sequence[Any]) -> MemoryRecord:
                 "provenance": None if row[5] is None else _provenance(row[5]),
                 "expires_at": expires_at,
                 "target": None if row[6] is None else _target(row[6]),
-                "payload": None,
+                "payload": payload,
                 "supports": () if row[8] == "[]" else _supports(row[8]),
                 "idempotency_key": row[15],
                 "id": row[0],
@@ -112,6 +116,15 @@ def record_from_row(row: Sequence[Any]) -> MemoryRecord:
 def listing_hits(rows: Iterable[Sequence[Any]]) -> list[MemoryHit]:
     """The hits of a listing (no score) of rows that start with :data:`COLUMNS`."""
     return [MemoryHit.trusted({"record": record_from_row(row), "score": None}) for row in rows]
+
+
+def _checked_payload(text: str) -> Any:
+    """A stored payload as validation makes it, or None when the rules refuse it (the
+    caller then validates the row) or it is JSON null."""
+    try:
+        return check_payload(json.loads(text))
+    except (ValueError, MemoryValidationError):
+        return None
 
 
 def _validated_record(row: Sequence[Any]) -> MemoryRecord:
