@@ -35,6 +35,7 @@ from recallstore.backends.postgres.journal import (
     PostgresJournalPrimitives,
 )
 from recallstore.backends.postgres.lexemes import index_stems
+from recallstore.backends.postgres.revisions import PostgresRevisions
 from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate
 from recallstore.backends.postgres.search import (
     PostgresStatistics,
@@ -49,6 +50,7 @@ from recallstore.store import (
     FORGET_EXTENSION,
     IDEMPOTENCY_EXTENSION,
     IMPORT_EXTENSION,
+    REVISE_EXTENSION,
     Clock,
     new_record_id,
     utc_now,
@@ -84,6 +86,7 @@ def _redact(dsn: str) -> str:
 
 
 class PostgresMemoryStore(
+    PostgresRevisions,
     PostgresJournalPrimitives,
     JournalsRecalls,
     ForgetsScopes["AsyncConnection[Any]"],
@@ -96,7 +99,13 @@ class PostgresMemoryStore(
 
     durable = True
     extensions = frozenset(
-        {IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION, FORGET_EXTENSION}
+        {
+            IMPORT_EXTENSION,
+            EXPORT_EXTENSION,
+            IDEMPOTENCY_EXTENSION,
+            FORGET_EXTENSION,
+            REVISE_EXTENSION,
+        }
     )
 
     def __init__(
