@@ -72,6 +72,7 @@ from recallstore.testing.ordering import (  # noqa: E402
     OrderingConformance,
 )
 from recallstore.testing.payloads import PayloadConformance  # noqa: E402
+from recallstore.testing.revise import ReviseConformance  # noqa: E402
 from recallstore.testing.scope import ScopeConformance  # noqa: E402
 from recallstore.testing.supersede import SupersedeConformance  # noqa: E402
 from recallstore.testing.timeline import TimeConformance  # noqa: E402
@@ -103,6 +104,7 @@ __all__ = [
     "MemoryStoreConformance",
     "OrderingConformance",
     "PayloadConformance",
+    "ReviseConformance",
     "ScopeConformance",
     "SingleOpenerConformance",
     "StoreFactory",
@@ -122,6 +124,7 @@ class MemoryStoreConformance(
     InvalidateConformance,
     DeleteGetConformance,
     ForgetConformance,
+    ReviseConformance,
     ScopeConformance,
     FilterConformance,
     TimeConformance,
