@@ -64,8 +64,7 @@ ALREADY_REMEMBERED = (
 
 
 class SaveResult(ToolResult):
-    """What memory_save returns: the saved memory and the id it superseded, if any; or,
-    with ``already_remembered``, the equal memory saved before (nothing was written)."""
+    """What memory_save returns: the saved memory and the id it superseded, if any."""
 
     memory: MemoryView
     superseded_id: str | None = None
