@@ -72,6 +72,7 @@ from recallstore.testing.ordering import (  # noqa: E402
     OrderingConformance,
 )
 from recallstore.testing.payloads import PayloadConformance  # noqa: E402
+from recallstore.testing.proposer import ScriptedProposer  # noqa: E402
 from recallstore.testing.revise import ReviseConformance  # noqa: E402
 from recallstore.testing.scope import ScopeConformance  # noqa: E402
 from recallstore.testing.supersede import SupersedeConformance  # noqa: E402
@@ -106,6 +107,7 @@ __all__ = [
     "PayloadConformance",
     "ReviseConformance",
     "ScopeConformance",
+    "ScriptedProposer",
     "SingleOpenerConformance",
     "StoreFactory",
     "StoreHarness",
