@@ -11,6 +11,7 @@ from typing import NoReturn
 
 from recallstore._version import __version__
 from recallstore.cli import (
+    _consolidate,
     _demo,
     _events,
     _forget,
@@ -154,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     delete.set_defaults(handler=_records.run_delete)
 
     _forget.add_forget_command(commands, [db])
+    _consolidate.add_consolidate_command(commands, [db])
 
     export = commands.add_parser(
         "export", parents=[store], help="write records as JSONL, oldest first"
