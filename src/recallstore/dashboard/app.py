@@ -6,6 +6,7 @@ Routes (all behind the token, except ``/static``):
 * ``/records``: records by scope, with search, kinds, "show invalidated";
 * ``/records/{id}``: one record, its provenance and its supersede chain;
 * ``/recall``: the exact turn-1 recall block for a scope and a first message;
+* ``/plans``, ``/api/plans``: the applied consolidation plans with their diffs;
 * ``/api/records`` …: a small JSON API (write, read, search, invalidate);
 * ``/events``: the SSE stream (``recallstore.events.sse``).
 
@@ -74,6 +75,7 @@ def create_dashboard_app(
         from recallstore.dashboard._api import RecordsApi
         from recallstore.dashboard._auth import TokenGate
         from recallstore.dashboard._pages import DashboardPages
+        from recallstore.dashboard._plans import PlansView
         from recallstore.events import EVENT_TYPES, ObservedMemoryStore
         from recallstore.events.sse import create_sse_app
     except ImportError as exc:
@@ -97,6 +99,7 @@ def create_dashboard_app(
         max_feed_items=max_feed_items,
     )
     api = RecordsApi(observed)
+    plans = PlansView(pages, observed.inner)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status_code = exc.status_code if isinstance(exc, HTTPException) else 500
@@ -121,6 +124,8 @@ def create_dashboard_app(
         Route("/records/{record_id:str}/invalidate", pages.invalidate_form, methods=["POST"]),
         Route("/records/{record_id:str}/delete", pages.delete_form, methods=["POST"]),
         Route("/recall", pages.recall, name="recall"),
+        Route("/plans", plans.page, name="plans"),
+        Route("/api/plans", plans.api, methods=["GET"]),
         Route("/api/records", api.create, methods=["POST"]),
         Route("/api/records", api.search, methods=["GET"]),
         Route("/api/records/{record_id:str}", api.read, methods=["GET"]),
