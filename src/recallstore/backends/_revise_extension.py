@@ -295,14 +295,14 @@ def _check_changes(
     scope: dict[str, str], changes: Sequence[RecordChange], found: Mapping[str, MemoryRecord]
 ) -> None:
     """Every precondition of S21, before anything changes."""
-    changed: set[str] = set()
+    changed: dict[str, RecordChange] = {}
     for change in changes:
         record = found.get(change.id)
         if record is None or record.scope != scope:
             raise MemoryNotFoundError(change.id)
         if record.is_invalidated or change.id in changed:
             raise MemoryConflictError(change.id, "it is already invalidated")
-        changed.add(change.id)
+        changed[change.id] = change
     for change in changes:
         target = change.superseded_by
         if target is None:
@@ -310,5 +310,14 @@ def _check_changes(
         successor = found.get(target)
         if successor is None or successor.scope != scope:
             raise MemoryNotFoundError(target)
-        if successor.is_invalidated or target in changed:
-            raise MemoryConflictError(target, "the successor would not stay valid")
+        if successor.is_invalidated:
+            raise MemoryConflictError(target, "the successor is already invalidated")
+        # A successor the revision changes too must lead, along the revision's own
+        # links and without a cycle, to a record it leaves valid.
+        node, steps = target, 0
+        while node in changed and steps <= len(changed):
+            node, steps = changed[node].superseded_by or "", steps + 1
+            if not node:
+                raise MemoryConflictError(target, "the successor would not stay valid")
+        if node in changed:
+            raise MemoryConflictError(target, "the successors form a cycle")

@@ -112,7 +112,8 @@ async def apply_plan(store: MemoryStore, plan: Plan) -> StoredRevision | None:
         RecordChange(
             id=op.record_id,
             reason=_reason(plan, op),
-            superseded_by=op.superseded_by,
+            # A duplicate points at the record kept too: every chain walk reaches it.
+            superseded_by=op.target_id,
         )
         for op in plan.changes
     ]

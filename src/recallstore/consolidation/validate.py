@@ -2,8 +2,11 @@
 
 A proposal is refused (kept in ``Plan.rejected`` with the problem, never applied) when
 it names a record that is not a valid record of exactly the plan's scope, points at a
-replacement that is not one either (or at itself), names a record an earlier operation
-of the plan already changed or kept as a replacement, or comes after the cap.
+replacement that is not one either (or at itself) or that an earlier operation of the
+plan already changed, names a record an earlier operation already names, or comes after
+the cap. A record kept as a replacement may itself be replaced later in the plan: its
+chain then leads on to the later one, and every chain ends at a record the plan leaves
+valid (a replacement is always valid when it is chosen, so no chain can loop).
 The operation model itself refuses a missing reason and a wrong target field.
 """
 
@@ -34,10 +37,9 @@ def check_proposals(
     accepted: list[Operation] = []
     rejected: list[Rejection] = []
     invalidated: set[str] = set()
-    kept: set[str] = set()
     looked_at: set[str] = set()
     for proposer, op in proposed:
-        problem = _problem(op, valid, invalidated, kept, looked_at)
+        problem = _problem(op, valid, invalidated, looked_at)
         if problem is None and op.changes and len(invalidated) >= cap:
             problem = f"over the cap of {cap} changes per run"
         if problem is not None:
@@ -47,7 +49,6 @@ def check_proposals(
         looked_at.add(op.record_id)
         if op.changes:
             invalidated.add(op.record_id)
-            kept.add(op.target_id or "")
     return accepted, rejected
 
 
@@ -55,7 +56,6 @@ def _problem(
     op: Operation,
     valid: Mapping[str, MemoryRecord],
     invalidated: set[str],
-    kept: set[str],
     looked_at: set[str],
 ) -> str | None:
     if op.record_id not in valid:
@@ -64,8 +64,6 @@ def _problem(
         return "an earlier operation of this plan already names this record"
     if not op.changes:
         return None
-    if op.record_id in kept:
-        return "an earlier operation keeps this record as a replacement"
     target = op.target_id or ""
     if target == op.record_id:
         return "a record cannot replace itself"

@@ -110,6 +110,30 @@ class ReviseConformance(StoreHarness):
         assert [r.id for r in await revising.revisions()] == ["kept"]
 
     @kit_test(
+        "a successor the revision also changes must lead, along the revision's own links, "
+        "to a record it leaves valid: a chain is kept, a cycle or a dead end is a conflict"
+    )
+    async def test_s21_successors_lead_to_a_valid_record(
+        self, revising_store: MemoryStore
+    ) -> None:
+        store = revising_store
+        a, b, c = [await write_one(store, f"Ana's step {n}", scope=_ANA) for n in "abc"]
+        revising = _revising(store)
+        before = await every_record(store)
+        cycle = [RecordChange(a.id, "x", b.id), RecordChange(b.id, "y", a.id)]
+        dead_end = [RecordChange(a.id, "x", b.id), RecordChange(b.id, "y")]
+        for changes in (cycle, dead_end):
+            with pytest.raises(MemoryConflictError):
+                await revising.revise("bad", _ANA, changes, "{}")
+        assert await every_record(store) == before
+        chain = [RecordChange(a.id, "x", b.id), RecordChange(b.id, "y", c.id)]
+        await revising.revise("chain", _ANA, chain, "{}")
+        got_a, got_b, got_c = await _states(store, [a, b, c])
+        assert got_a is not None and got_a.superseded_by == b.id
+        assert got_b is not None and got_b.superseded_by == c.id
+        assert got_c == c
+
+    @kit_test(
         "revert_revision must restore invalid_at, invalid_reason, superseded_by and "
         "updated_at exactly as they were, and only once"
     )
