@@ -129,6 +129,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:<9} {t['write']:>8.2f} {t['plan']:>8.2f} {t['apply']:>8.2f} "
             f"{t['re-plan']:>9.2f} {t['revert']:>9.2f} {int(t['changes']):>8} {ratio:>18.2f}x"
         )
+    if args.postgres:
+        import psycopg
+
+        with psycopg.connect(args.postgres, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
     return 0
 
 

@@ -22,6 +22,7 @@ OWNED = [
     "backends.md",
     "integrations.md",
     "langgraph.md",
+    "consolidation.md",
 ]
 
 
@@ -108,3 +109,11 @@ def test_relative_links_resolve(name: str) -> None:
         if "://" in target:
             continue
         assert (DOCS / target).exists(), f"{name} links to missing {target}"
+
+
+def test_consolidation_sample_runs(tmp_path: Path) -> None:
+    [sample] = python_blocks("consolidation.md")
+    result = run_python(sample, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "2 change(s), 0 no-op(s), 0 rejected" in result.stdout
+    assert "duplicate of: the same text, saved again" in result.stdout
