@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -17,7 +18,7 @@ from recallstore.records import MemoryWriteInput
 ANA = {"tenant": "acme", "user": "ana"}
 
 
-def _answering(answers: list[dict[str, object]]) -> tuple[FunctionModel, list[str]]:
+def _answering(answers: list[dict[str, Any]]) -> tuple[FunctionModel, list[str]]:
     """A model that gives ``answers`` in turn as its structured output; keeps its prompts."""
     prompts: list[str] = []
 
@@ -51,10 +52,12 @@ async def test_a_model_correction_in_another_wording_is_applied_as_a_supersede()
         model, prompts = _answering([answer])
         plan = await consolidate(store, ANA, proposers=[ModelProposer(model)])
         assert [(op.record_id, op.superseded_by) for op in plan.changes] == [(old.id, new.id)]
-        assert f"id={old.id} fact saved" in prompts[0] and "Ana lives in Berlin" in prompts[0]
+        assert f"id={old.id} fact saved" in prompts[0]
+        assert "Ana lives in Berlin" in prompts[0]
         await apply_plan(store, plan)
         stored = await store.get(old.id)
-        assert stored is not None and stored.superseded_by == new.id
+        assert stored is not None
+        assert stored.superseded_by == new.id
 
 
 async def test_malformed_output_is_asked_again_and_bad_ids_are_rejected() -> None:
@@ -88,7 +91,12 @@ async def test_test_model_output_cannot_touch_the_store() -> None:
         invented = {
             "operations": [
                 {"action": "supersede", "record_id": "a", "replaced_by": "b", "reason": "r"},
-                {"action": "duplicate", "record_id": "c", "replaced_by": records[0].id, "reason": "r"},
+                {
+                    "action": "duplicate",
+                    "record_id": "c",
+                    "replaced_by": records[0].id,
+                    "reason": "r",
+                },
             ]
         }
         model = TestModel(custom_output_args=invented)

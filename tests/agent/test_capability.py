@@ -84,7 +84,10 @@ async def test_nothing_recalled_means_no_block(store: MemoryStore) -> None:
 
 async def test_budget_settings_reach_the_recall(store: MemoryStore) -> None:
     await store.write(
-        [MemoryWriteInput(scope={"user": "u"}, kind="profile", content=f"{i}" * 50) for i in range(3)]
+        [
+            MemoryWriteInput(scope={"user": "u"}, kind="profile", content=f"{i}" * 50)
+            for i in range(3)
+        ]
     )
     capability = MemoryCapability(store, scope_fields=["user"], budget_chars=120)
     memory = await capability.instantiate({"user": "u"}, conversation_id="c", first_user_text="")

@@ -70,8 +70,10 @@ async def test_saving_the_same_sentence_again_writes_nothing_and_says_so(
     again = await MemoryToolbox(store, ANA, conversation_id="c2").call(
         "memory_save", {"content": "lives in  LISBON"}
     )
-    assert first["ok"] is True and first["already_remembered"] is False
-    assert again["ok"] is True and again["already_remembered"] is True
+    assert first["ok"] is True
+    assert first["already_remembered"] is False
+    assert again["ok"] is True
+    assert again["already_remembered"] is True
     assert again["note"] == ALREADY_REMEMBERED
     assert again["memory"]["id"] == first["memory"]["id"]
     assert [r.content for r in await rows(store)] == ["Lives in Lisbon."]
@@ -150,9 +152,11 @@ async def test_recall_block_shows_each_statement_once(store: MemoryStore) -> Non
 
 def test_the_already_remembered_result_snapshot(prompt_snapshot: SnapshotAssertion) -> None:
     """The wording a model reads when its save was already remembered."""
-    from recallstore.toolset.save import SaveResult
     from recallstore.toolset._common import MemoryView
+    from recallstore.toolset.save import SaveResult
 
-    view = MemoryView(id="01mem", kind="fact", content="Lives in Lisbon.", tags=[], date="2026-05-01")
+    view = MemoryView(
+        id="01mem", kind="fact", content="Lives in Lisbon.", tags=[], date="2026-05-01"
+    )
     result = SaveResult(memory=view, already_remembered=True, note=ALREADY_REMEMBERED)
     assert json.dumps(result.model_dump(mode="json"), indent=2) == prompt_snapshot

@@ -32,7 +32,9 @@ def test_dry_run_apply_list_and_revert(cli, tmp_path: Path) -> None:
 
     dry = cli("consolidate", "--db", path, *scope)
     assert dry.code == 0, dry.err
-    assert "1 change(s)" in dry.out and "- [" in dry.out and "lives in lisbon" in dry.out
+    assert "1 change(s)" in dry.out
+    assert "- [" in dry.out
+    assert "lives in lisbon" in dry.out
     assert dry.out.rstrip().endswith("dry run: nothing changed (add --apply to apply this plan)")
     assert read_all(path) == before
 
@@ -56,11 +58,13 @@ def test_dry_run_apply_list_and_revert(cli, tmp_path: Path) -> None:
     assert read_all(path) == before
 
     twice = cli("consolidate", "--db", path, *scope, "--revert", plan_id)
-    assert twice.code != 0 and "reverted already" in twice.err
+    assert twice.code != 0
+    assert "reverted already" in twice.err
 
 
 def test_a_scope_is_required(cli, tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     _seed(path)
     result = cli("consolidate", "--db", path)
-    assert result.code != 0 and "--scope" in result.err
+    assert result.code != 0
+    assert "--scope" in result.err

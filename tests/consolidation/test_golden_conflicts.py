@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pytest
+from tests.consolidation._world import current_of, everything, new_scope
+from tests.consolidation.conftest import Opener
 
 from recallstore.consolidation import (
     ExactDuplicates,
@@ -31,8 +33,6 @@ from recallstore.consolidation import (
 from recallstore.records import MemoryRecord, MemorySearchQuery, MemoryTarget, MemoryWriteInput
 from recallstore.store import MemoryStore
 from recallstore.testing import ScriptedProposer
-from tests.consolidation._world import current_of, everything, new_scope
-from tests.consolidation.conftest import Opener
 
 
 def _supersede_oldest_by_newest(records: Sequence[MemoryRecord]) -> list[Operation]:
@@ -58,7 +58,9 @@ class Case:
 
 
 CASES = [
-    Case("love-then-hate", "I love Chinese food", "I hate Chinese food", (SlotMatch(by_text=True),)),
+    Case(
+        "love-then-hate", "I love Chinese food", "I hate Chinese food", (SlotMatch(by_text=True),)
+    ),
     Case("same-fact-twice", "I love Chinese food", "I love Chinese food", (ExactDuplicates(),)),
     Case(
         "same-fact-reworded",
@@ -92,7 +94,8 @@ async def _run_case(store: MemoryStore, case: Case) -> None:
     (bo,) = await store.write([MemoryWriteInput(scope=neighbour, content=case.old)])
 
     plan = await consolidate(store, scope, proposers=case.proposers)
-    assert len(plan.changes) == 1 and not plan.rejected, plan.diff()
+    assert len(plan.changes) == 1, plan.diff()
+    assert not plan.rejected, plan.diff()
     await apply_plan(store, plan)
 
     records = await everything(store, scope)
@@ -105,7 +108,9 @@ async def _run_case(store: MemoryStore, case: Case) -> None:
     if case.old != case.new:
         assert kept.id == new.id, "the newer statement must be the current one"
     stored = await store.get(gone.id)
-    assert stored is not None and stored.is_invalidated and stored.content == gone.content
+    assert stored is not None
+    assert stored.is_invalidated
+    assert stored.content == gone.content
     hits = await store.search(
         MemorySearchQuery(query=gone.content, scope=scope, include_invalidated=True)
     )

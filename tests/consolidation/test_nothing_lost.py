@@ -16,6 +16,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.consolidation._world import current_of, everything, new_scope, search_bytes
+from tests.consolidation.conftest import Opener
 
 from recallstore.consolidation import (
     ExactDuplicates,
@@ -28,8 +30,6 @@ from recallstore.consolidation import (
 from recallstore.errors import MemoryConflictError
 from recallstore.records import MemoryWriteInput
 from recallstore.store import MemoryStore
-from tests.consolidation._world import current_of, everything, new_scope, search_bytes
-from tests.consolidation.conftest import Opener
 
 PROPOSERS = (ExactDuplicates(), NearDuplicates(), SlotMatch(by_text=True))
 
@@ -62,7 +62,9 @@ steps = st.lists(
 )
 
 
-async def _build(store: MemoryStore, script: list[tuple[str, str, Any]]) -> dict[str, dict[str, str]]:
+async def _build(
+    store: MemoryStore, script: list[tuple[str, str, Any]]
+) -> dict[str, dict[str, str]]:
     main = new_scope()
     scopes = {
         "main": main,
@@ -146,7 +148,10 @@ def test_consolidation_loses_nothing_and_reverts_exactly(
 async def _race_round(store: MemoryStore, round_: int) -> None:
     scope = new_scope()
     records = await store.write(
-        [MemoryWriteInput(scope=scope, content=f"Ana owns {n % 3} boats {round_}") for n in range(9)]
+        [
+            MemoryWriteInput(scope=scope, content=f"Ana owns {n % 3} boats {round_}")
+            for n in range(9)
+        ]
     )
     plan = await consolidate(store, scope)
     assert len(plan.changes) == 6
@@ -168,12 +173,15 @@ async def _race_round(store: MemoryStore, round_: int) -> None:
     for op in plan.changes:
         record = after[op.record_id]
         if applied:
-            assert record.invalid_reason is not None and plan.id in record.invalid_reason
+            assert record.invalid_reason is not None
+            assert plan.id in record.invalid_reason
     for record, outcome in zip(racing, outcomes[1:], strict=True):
         final = after[record.id]
         if isinstance(outcome, BaseException):
-            assert applied and record.id in {op.record_id for op in plan.changes}
+            assert applied
+            assert record.id in {op.record_id for op in plan.changes}
         else:
+            assert isinstance(outcome, list)
             (successor,) = outcome
             assert final.superseded_by == successor.id, "a chain forked"
             assert not (applied and record.id in {op.record_id for op in plan.changes})

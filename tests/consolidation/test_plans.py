@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.backends.plugin.recallstore_jsonl import JsonlMemoryStore
 
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
@@ -18,7 +19,6 @@ from recallstore.consolidation import (
 from recallstore.errors import ConfigurationError, MemoryConflictError, MemoryValidationError
 from recallstore.records import MemoryWriteInput
 from recallstore.testing import ScriptedProposer
-from tests.backends.plugin.recallstore_jsonl import JsonlMemoryStore
 
 ANA = {"tenant": "acme", "user": "ana"}
 BO = {"tenant": "acme", "user": "bo"}
@@ -36,7 +36,7 @@ def test_an_operation_needs_a_reason_and_the_right_target() -> None:
     with pytest.raises(MemoryValidationError, match="must not name duplicate_of"):
         Operation(action="noop", record_id="a", duplicate_of="b", reason="fine")
     with pytest.raises(MemoryValidationError):
-        Operation(action="delete", record_id="a", reason="gone")  # type: ignore[arg-type]
+        Operation.model_validate({"action": "delete", "record_id": "a", "reason": "gone"})
 
 
 async def test_every_bad_proposal_is_rejected_with_its_problem() -> None:
@@ -89,7 +89,8 @@ async def test_a_dry_run_changes_nothing_and_shows_the_diff() -> None:
         plan = await consolidate(store, ANA)
         assert await store.get(new.id) == new
         diff = plan.diff()
-        assert f"- [{new.id} fact" in diff and f"= [{old.id} fact" in diff
+        assert f"- [{new.id} fact" in diff
+        assert f"= [{old.id} fact" in diff
         assert "duplicate of: the same text, saved again" in diff
 
 
@@ -123,7 +124,8 @@ async def test_apply_journals_one_event_per_operation_and_keeps_the_plan(tmp_pat
         assert {e.envelope["data"]["record_ids"][0] for e in writes} == changed
     async with SqliteMemoryStore(tmp_path / "m.db") as reopened:
         ((kept, revision),) = await kept_plans(reopened, {"user": "ana"})
-        assert kept == plan and revision.reverted_at is None
+        assert kept == plan
+        assert revision.reverted_at is None
         await revert_plan(reopened, plan.id)
         ((_, revision),) = await kept_plans(reopened)
         assert revision.reverted_at is not None
@@ -134,7 +136,8 @@ async def test_a_plan_of_noops_applies_as_nothing() -> None:
         (only,) = await store.write([MemoryWriteInput(scope=ANA, content="Has a cat.")])
         noop = Operation(action="noop", record_id=only.id, reason="fine as it is")
         plan = await consolidate(store, ANA, proposers=[ScriptedProposer([noop])])
-        assert plan.only_noops and len(plan.operations) == 1
+        assert plan.only_noops
+        assert len(plan.operations) == 1
         assert await apply_plan(store, plan) is None
         assert await kept_plans(store) == []
 

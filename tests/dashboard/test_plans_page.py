@@ -29,13 +29,16 @@ async def test_the_plans_page_shows_each_plan_and_its_diff(
     client: httpx.AsyncClient, store: ObservedMemoryStore
 ) -> None:
     empty = await client.get("/plans")
-    assert empty.status_code == 200 and 'id="plans-empty"' in empty.text
+    assert empty.status_code == 200
+    assert 'id="plans-empty"' in empty.text
     plan_id = await _applied_plan(store)
     page = await client.get("/plans", params={"scope": "user=ana"})
     assert page.status_code == 200
-    assert f'id="plan-{plan_id}"' in page.text and "applied" in page.text
+    assert f'id="plan-{plan_id}"' in page.text
+    assert "applied" in page.text
     assert "duplicate of: the same text, saved again" in page.text
-    assert "&lt;b&gt;bold&lt;/b&gt;" in page.text and "<b>bold</b>" not in page.text
+    assert "&lt;b&gt;bold&lt;/b&gt;" in page.text
+    assert "<b>bold</b>" not in page.text
     other = await client.get("/plans", params={"scope": "user=bo"})
     assert plan_id not in other.text
 
@@ -51,7 +54,9 @@ async def test_the_plans_api_gives_the_plan_and_its_state(
     response = await client.get("/api/plans", params={"scope": "tenant=acme"})
     assert response.status_code == 200
     (shown,) = response.json()["plans"]
-    assert shown["id"] == plan_id and shown["reverted_at"] is None and shown["changes"] == 1
+    assert shown["id"] == plan_id
+    assert shown["reverted_at"] is None
+    assert shown["changes"] == 1
     assert shown["plan"]["operations"][0]["action"] == "duplicate"
     assert (await client.get("/api/plans", params={"scope": "=x"})).status_code == 422
 

@@ -15,7 +15,6 @@ from dataclasses import replace
 
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.errors import MemoryConflictError, MemoryNotFoundError
-from recallstore.store import RecordChange, StoredRevision
 from recallstore.records import (
     MAX_LIMIT,
     MemoryHit,
@@ -24,6 +23,7 @@ from recallstore.records import (
     MemoryStoreCapabilities,
     MemoryWriteInput,
 )
+from recallstore.store import RecordChange, StoredRevision
 
 
 class _Mutant(InMemoryMemoryStore):

@@ -58,10 +58,15 @@ class ReviseConformance(StoreHarness):
         ]
         kept = await _revising(store).revise("rev-1", _ANA, changes, '{"note": 1}')
         got_old, got_copy, got_new = await _states(store, [old, copy, new])
-        assert got_old is not None and got_copy is not None and got_new is not None
-        assert got_old.superseded_by == new.id and got_old.invalid_reason == "a newer statement"
-        assert got_old.invalid_at is not None and got_old.updated_at == got_old.invalid_at
-        assert got_copy.is_invalidated and got_copy.superseded_by is None
+        assert got_old is not None
+        assert got_copy is not None
+        assert got_new is not None
+        assert got_old.superseded_by == new.id
+        assert got_old.invalid_reason == "a newer statement"
+        assert got_old.invalid_at is not None
+        assert got_old.updated_at == got_old.invalid_at
+        assert got_copy.is_invalidated
+        assert got_copy.superseded_by is None
         assert got_new == new
         assert [u.id for u in kept.undo] == [old.id, copy.id]
         assert await _revising(store).revision("rev-1") == kept
@@ -113,9 +118,7 @@ class ReviseConformance(StoreHarness):
         "a successor the revision also changes must lead, along the revision's own links, "
         "to a record it leaves valid: a chain is kept, a cycle or a dead end is a conflict"
     )
-    async def test_s21_successors_lead_to_a_valid_record(
-        self, revising_store: MemoryStore
-    ) -> None:
+    async def test_s21_successors_lead_to_a_valid_record(self, revising_store: MemoryStore) -> None:
         store = revising_store
         a, b, c = [await write_one(store, f"Ana's step {n}", scope=_ANA) for n in "abc"]
         revising = _revising(store)
@@ -129,8 +132,10 @@ class ReviseConformance(StoreHarness):
         chain = [RecordChange(a.id, "x", b.id), RecordChange(b.id, "y", c.id)]
         await revising.revise("chain", _ANA, chain, "{}")
         got_a, got_b, got_c = await _states(store, [a, b, c])
-        assert got_a is not None and got_a.superseded_by == b.id
-        assert got_b is not None and got_b.superseded_by == c.id
+        assert got_a is not None
+        assert got_a.superseded_by == b.id
+        assert got_b is not None
+        assert got_b.superseded_by == c.id
         assert got_c == c
 
     @kit_test(
@@ -155,7 +160,8 @@ class ReviseConformance(StoreHarness):
         with pytest.raises(MemoryNotFoundError):
             await revising.revert_revision("never-kept")
         kept = await revising.revision("move")
-        assert kept is not None and kept.reverted_at == reverted.reverted_at
+        assert kept is not None
+        assert kept.reverted_at == reverted.reverted_at
 
     @kit_test(
         "revert_revision must refuse, changing nothing, when a record it changed was deleted "
@@ -174,7 +180,8 @@ class ReviseConformance(StoreHarness):
             await revising.revert_revision("both")
         assert await store.get(kept.id) == middle
         kept_revision = await revising.revision("both")
-        assert kept_revision is not None and kept_revision.reverted_at is None
+        assert kept_revision is not None
+        assert kept_revision.reverted_at is None
         if "idempotency" not in store.capabilities().extensions:
             return
         keyed = await write_one(store, "Ana's city is Berlin", scope=_ANA, idempotency_key="city")
@@ -204,8 +211,10 @@ class ReviseConformance(StoreHarness):
                 return_exceptions=True,
             )
             failed = [o for o in outcomes if isinstance(o, BaseException)]
-            assert len(failed) == 1 and isinstance(failed[0], MemoryConflictError), outcomes
+            assert len(failed) == 1, outcomes
+            assert isinstance(failed[0], MemoryConflictError), outcomes
             final = await store.get(old.id)
-            assert final is not None and final.is_invalidated
+            assert final is not None
+            assert final.is_invalidated
             won_revision = not isinstance(outcomes[0], BaseException)
             assert (final.superseded_by == keep.id) == won_revision
