@@ -55,6 +55,7 @@ from recallstore.store import (
     FORGET_EXTENSION,
     IMPORT_EXTENSION,
     JOURNAL_EXTENSION,
+    REVISE_EXTENSION,
     MemoryStore,
     SupportsExportRecords,
     common_scope,
@@ -148,11 +149,12 @@ class ObservedMemoryStore:
         through); ``"import"`` never is: an import is a mutation no event could describe
         record by record, so restores go to the unwrapped store (:attr:`inner`). Nor is
         ``"forget"``: an operator's erasure goes to the unwrapped store too (a store
-        with a journal records it there).
+        with a journal records it there). Nor is ``"revise"``: consolidation plans are
+        applied to the unwrapped store, whose journal records one event per operation.
         """
         inner = self._store.capabilities()
         # The journal is the wrapped store's: a JournalFeed reads it from ``inner``.
-        dropped = {IMPORT_EXTENSION, JOURNAL_EXTENSION, FORGET_EXTENSION}
+        dropped = {IMPORT_EXTENSION, JOURNAL_EXTENSION, FORGET_EXTENSION, REVISE_EXTENSION}
         extensions = set(inner.extensions) - dropped
         if not isinstance(self._store, SupportsExportRecords):
             extensions.discard(EXPORT_EXTENSION)
