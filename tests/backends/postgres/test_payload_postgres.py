@@ -61,6 +61,7 @@ async def test_a_version_6_schema_keeps_its_payloads_as_json(
         # not applied.
         conn.execute(f"DELETE FROM {postgres_schema}.schema_migrations WHERE version >= 7")
         conn.execute(f"ALTER TABLE {postgres_schema}.memory_records DROP COLUMN observed_at")
+        conn.execute(f"DROP TABLE {postgres_schema}.memory_revisions")  # version 9
         conn.execute(
             f"ALTER TABLE {postgres_schema}.memory_records ALTER COLUMN payload TYPE jsonb "
             "USING payload::jsonb"

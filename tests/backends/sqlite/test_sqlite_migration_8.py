@@ -33,6 +33,7 @@ def _downgrade_to_7(db: Path) -> None:
             """
             BEGIN;
             ALTER TABLE memory_records DROP COLUMN observed_at;
+            DROP TABLE memory_revisions;
             DELETE FROM schema_migrations WHERE version >= 8;
             PRAGMA user_version = 7;
             COMMIT;

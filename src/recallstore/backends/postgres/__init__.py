@@ -2,8 +2,8 @@
 
 The public names are the ones re-exported here; the modules beside this file are the
 backend's internals: ``store`` (the class), ``schema`` (migrations), ``search`` (filters
-and keyword search), ``vectors`` (hybrid search) and ``journal`` (the event journal's
-table and ``LISTEN/NOTIFY``). Importing it needs no driver; opening a store needs the
+and keyword search), ``vectors`` (hybrid search), ``journal`` (the event journal's
+table and ``LISTEN/NOTIFY``) and ``revisions`` (the ``"revise"`` extension's plans). Importing it needs no driver; opening a store needs the
 ``postgres`` extra.
 """
 

@@ -36,6 +36,7 @@ from recallstore.backends.postgres.journal import (
     PostgresJournalPrimitives,
 )
 from recallstore.backends.postgres.lexemes import index_stems
+from recallstore.backends.postgres.revisions import PostgresRevisions
 from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate, read_store_id
 from recallstore.backends.postgres.search import (
     PostgresStatistics,
@@ -50,6 +51,7 @@ from recallstore.store import (
     FORGET_EXTENSION,
     IDEMPOTENCY_EXTENSION,
     IMPORT_EXTENSION,
+    REVISE_EXTENSION,
     Clock,
     new_record_id,
     utc_now,
@@ -85,6 +87,7 @@ def _redact(dsn: str) -> str:
 
 
 class PostgresMemoryStore(
+    PostgresRevisions,
     PostgresJournalPrimitives,
     JournalsRecalls,
     ForgetsScopes["AsyncConnection[Any]"],
@@ -97,7 +100,13 @@ class PostgresMemoryStore(
 
     durable = True
     extensions = frozenset(
-        {IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION, FORGET_EXTENSION}
+        {
+            IMPORT_EXTENSION,
+            EXPORT_EXTENSION,
+            IDEMPOTENCY_EXTENSION,
+            FORGET_EXTENSION,
+            REVISE_EXTENSION,
+        }
     )
 
     def __init__(

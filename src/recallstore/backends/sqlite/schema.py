@@ -247,6 +247,21 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
     # the column costs nothing where it says nothing; searches read
     # coalesce(observed_at, created_at).
     (8, ("ALTER TABLE memory_records ADD COLUMN observed_at TEXT",)),
+    # Consolidation plans (issue 27): the "revise" extension keeps each applied plan
+    # and what every record it changed held before, so the plan can be reverted.
+    (
+        9,
+        (
+            """CREATE TABLE memory_revisions (
+                id TEXT PRIMARY KEY,
+                scope TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                body TEXT NOT NULL,
+                undo TEXT NOT NULL,
+                reverted_at TEXT
+            )""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]
