@@ -111,6 +111,7 @@ def create_dashboard_app(
     async def favicon(request: Request) -> Response:
         root = request.scope.get("root_path", "")
         return RedirectResponse(f"{root}/static/favicon.svg", status_code=308)
+
     plans = PlansView(pages, observed.inner)
 
     async def http_error(request: Request, exc: Exception) -> Response:

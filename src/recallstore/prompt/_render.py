@@ -143,7 +143,7 @@ def _line_text(line: _EntryLine) -> str:
 def recall_entry_size(record: MemoryRecord) -> tuple[int, int]:
     """Characters and UTF-8 bytes ``record`` adds to a recall block: its line and the
     line break after it (``assemble_recall`` counts these against the budget)."""
-    text = _line_text(_entry_lines([record])[0])
+    text = _line_text(_entry_lines([record], set())[0])
     return len(text), len(text.encode())
 
 
