@@ -8,6 +8,11 @@ year. The same user-scoped keyword queries and listings run with and without a
 in one run; the table gives p50 and p95 of each and the ratio of the p50s.
 
     .venv/bin/python benchmarks/time_window_bench.py [--records 100000] [--queries 400]
+
+``--db PATH`` keeps the store in ``PATH``, and a later run with the same ``--db``,
+``--records`` and ``--seed`` measures it again without building it (the 1M file takes
+minutes to build; a file an older release built is migrated when it opens, and the
+migration's time is printed).
 """
 
 from __future__ import annotations
@@ -107,11 +112,26 @@ async def measure(
         print(f"p50 {windowed} / {plain}: {ratio:.2f}x")
 
 
-async def main_async(records: int, queries: int, seed: int, directory: str | None) -> None:
-    with tempfile.TemporaryDirectory(prefix="recallstore-time-", dir=directory) as tmp:
-        async with SqliteMemoryStore(Path(tmp) / "memory.db", journal=None) as store:
+async def build_or_open(path: Path, records: int, queries: int, seed: int) -> None:
+    existed = path.exists()
+    started = time.perf_counter()
+    async with SqliteMemoryStore(path, journal=None) as store:
+        if existed:
+            print(f"opened {path} in {time.perf_counter() - started:.1f} s (migration included)")
+            words, users = _vocabulary(random.Random(seed)), max(records // 100, 1)
+        else:
             words, users = await build(store, records, seed)
-            await measure(store, words, users, queries, seed)
+        await measure(store, words, users, queries, seed)
+
+
+async def main_async(
+    records: int, queries: int, seed: int, directory: str | None, db: str | None
+) -> None:
+    if db is not None:
+        await build_or_open(Path(db), records, queries, seed)
+        return
+    with tempfile.TemporaryDirectory(prefix="recallstore-time-", dir=directory) as tmp:
+        await build_or_open(Path(tmp) / "memory.db", records, queries, seed)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,8 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=400)
     parser.add_argument("--seed", type=int, default=26)
     parser.add_argument("--dir", default=None, help="where the temporary store goes")
+    parser.add_argument("--db", default=None, help="a store file to keep, or to measure again")
     args = parser.parse_args(argv)
-    asyncio.run(main_async(args.records, args.queries, args.seed, args.dir))
+    asyncio.run(main_async(args.records, args.queries, args.seed, args.dir, args.db))
     return 0
 
 

@@ -247,6 +247,30 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
     # the column costs nothing where it says nothing; searches read
     # coalesce(observed_at, created_at).
     (8, ("ALTER TABLE memory_records ADD COLUMN observed_at TEXT",)),
+    # A scoped listing with an observed window (issue 26): each scope row carries its
+    # record's observed time (microseconds since 1970, as created_us), NULL where it is
+    # created_us, as in memory_records. The listing walks the pair's rows newest first
+    # as before and skips those outside the window in the row itself, reading a record
+    # only when it is in the window: a window that holds fewer than the limit costs a
+    # scan of the scope's rows, not a look-up of every record in the scope. A column,
+    # not a second index: a write keeps one scope row per pair.
+    (
+        9,
+        (
+            "ALTER TABLE memory_scope ADD COLUMN observed_us INTEGER",
+            """UPDATE memory_scope SET observed_us = dated.observed_us FROM (
+                SELECT pair.key AS key, pair.value AS value, r.seq AS seq,
+                    CAST(strftime('%s', substr(r.created_at, 1, 19)) AS INTEGER) * 1000000
+                        + CAST(substr(r.created_at, 21, 6) AS INTEGER) AS created_us,
+                    CAST(strftime('%s', substr(r.observed_at, 1, 19)) AS INTEGER) * 1000000
+                        + CAST(substr(r.observed_at, 21, 6) AS INTEGER) AS observed_us
+                FROM memory_records AS r, json_each(r.scope) AS pair
+                WHERE r.observed_at IS NOT NULL
+            ) AS dated
+            WHERE (memory_scope.key, memory_scope.value, memory_scope.created_us,
+                memory_scope.record_seq) = (dated.key, dated.value, dated.created_us, dated.seq)""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]
