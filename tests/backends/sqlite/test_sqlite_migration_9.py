@@ -88,9 +88,10 @@ async def _windowed(store: SqliteMemoryStore, scope: dict[str, str]) -> None:
                 scope=scope, observed_after=after, observed_before=before, limit=100
             )
             got = [hit.record.id for hit in await store.search(query)]
-            assert got == [
-                record.id for record in every if after <= record.observed_at < before
-            ], (after, before)
+            assert got == [record.id for record in every if after <= record.observed_at < before], (
+                after,
+                before,
+            )
 
 
 def test_version_9_is_the_ninth_step_and_adds_a_scope_column() -> None:
