@@ -20,7 +20,10 @@ __all__ = ["load_memory_store"]
 
 
 def load_memory_store(
-    target: str | os.PathLike[str], *, embedder: Embedder | str | None = None
+    target: str | os.PathLike[str],
+    *,
+    embedder: Embedder | str | None = None,
+    read_only: bool = False,
 ) -> MemoryStore:
     """An unopened store for ``target``; enter it with ``async with``.
 
@@ -39,7 +42,17 @@ def load_memory_store(
     recallstore's own model (the ``semantic`` extra), ``"module:factory"``, or an
     :class:`~recallstore.embedding.Embedder`. A backend without hybrid search given
     one raises :class:`~recallstore.errors.ConfigurationError`.
+
+    ``read_only=True`` gives a store to look at (the command line's reads): it journals
+    none of its own searches, and SQLite opens the file without writing to it, even one
+    it cannot write (``recallstore.backends.sqlite.read_only``); its writes raise
+    :class:`~recallstore.errors.StoreUnavailableError`. A backend with no such opening
+    (one not built on ``BaseMemoryStore``) is opened as it is.
     """
+    return _looking(_loaded(target, embedder), read_only)
+
+
+def _loaded(target: str | os.PathLike[str], embedder: Embedder | str | None) -> MemoryStore:
     if isinstance(target, os.PathLike):
         return _with_embedder(open_target(DEFAULT_SCHEME, os.fspath(target)), embedder)
     if not isinstance(target, str):
@@ -50,6 +63,15 @@ def load_memory_store(
     if not text:
         raise ConfigurationError("the memory store target is empty; use a path or 'memory:'")
     return _with_embedder(open_target(scheme_of(text) or DEFAULT_SCHEME, text), embedder)
+
+
+def _looking(store: MemoryStore, read_only: bool) -> MemoryStore:
+    if read_only:
+        from recallstore.backends.base import BaseMemoryStore
+
+        if isinstance(store, BaseMemoryStore):
+            store._look_only()
+    return store
 
 
 def _with_embedder(store: MemoryStore, embedder: Embedder | str | None) -> MemoryStore:

@@ -8,9 +8,10 @@ Rules, in order:
 1. profile-kind records for the scope, newest first (at most ``profile_limit``);
 2. then ``search(user_text)`` hits for the scope (at most ``limit``), best first,
    skipping records already included;
-3. the budget counts the characters of each entry's ``content`` (``len(content)``);
-   entries are taken whole, in that order; an entry that does not fit is omitted and
-   the walk continues, so a later, shorter entry may still fit;
+3. the budget bounds the rendered block (``render_recall``: delimiters, introduction,
+   headings, each entry's line and the truncation note), in characters; entries are
+   taken whole, in that order; an entry that does not fit is omitted and the walk
+   continues, so a later, shorter entry may still fit;
 4. omitted entries are counted and the recall is marked ``truncated`` — never silent.
 
 The same store state gives the same recall, so the rendered block is byte-identical
@@ -29,6 +30,7 @@ from recallstore._time_query import time_boosted_search
 from recallstore._when import TimeWindow
 from recallstore.context import call_context
 from recallstore.errors import ConfigurationError
+from recallstore.prompt import recall_entry_size, recall_frame_size
 from recallstore.records import MAX_CONTENT_CHARS, MemoryHit, MemoryRecord, MemorySearchQuery
 from recallstore.store import MemoryStore, utc_now
 
@@ -42,7 +44,7 @@ __all__ = [
 ]
 
 DEFAULT_BUDGET_CHARS = 2_000
-"""Default recall budget, in characters of memory content."""
+"""Default recall budget, in characters of the rendered recall block."""
 DEFAULT_RECALL_LIMIT = 10
 """Default number of search hits fetched for the user's text."""
 DEFAULT_PROFILE_LIMIT = 20
@@ -65,7 +67,10 @@ class Recall(BaseModel):
     truncated: bool
     budget_chars: int
     used_chars: int
-    """Characters of the entries' content counted against the budget."""
+    """Characters of the rendered recall block (``render_recall``), the size the budget
+    bounds; 0 when there is no block."""
+    used_bytes: int = 0
+    """UTF-8 size of the rendered recall block."""
 
     @property
     def profile(self) -> tuple[MemoryRecord, ...]:
@@ -140,16 +145,7 @@ async def assemble_recall(
                 seen.add(hit.record.id)
                 candidates.append((hit.record, False))
 
-        entries: list[MemoryRecord] = []
-        profile_count = used = omitted = 0
-        for record, is_profile in candidates:
-            size = len(record.content)
-            if used + size > budget_chars:
-                omitted += 1
-                continue
-            used += size
-            entries.append(record)
-            profile_count += is_profile
+        entries, profile_count, omitted, used, used_bytes = _fit(candidates, budget_chars)
         recall = Recall(
             scope=profile_query.scope,
             user_text=user_text,
@@ -160,10 +156,47 @@ async def assemble_recall(
             truncated=omitted > 0,
             budget_chars=budget_chars,
             used_chars=used,
+            used_bytes=used_bytes,
         )
         if isinstance(store, RecallObserver):
             store.observe_recall(recall)
     return recall
+
+
+def _fit(
+    candidates: list[tuple[MemoryRecord, bool]], budget_chars: int
+) -> tuple[list[MemoryRecord], int, int, int, int]:
+    """The entries that fit the budget, whole and in order, with the block's size.
+
+    Each candidate is tried against the block as it would render with it: its line,
+    the entries taken so far, and the frame around them, including room for the
+    truncation note as long as later candidates might still be left out (the longest
+    note they could need). One that does not fit is omitted and the walk goes on.
+    """
+    entries: list[tuple[MemoryRecord, bool, int, int]] = []
+    omitted = 0
+
+    def size(extra: int, is_profile: bool, note_for: int) -> int:
+        kinds = {profile for _, profile, _, _ in entries} | {is_profile}
+        frame, _ = recall_frame_size(True in kinds, False in kinds, note_for)
+        return frame + extra + sum(chars for _, _, chars, _ in entries)
+
+    for index, (record, is_profile) in enumerate(candidates):
+        chars, size_bytes = recall_entry_size(record)
+        later = len(candidates) - index - 1
+        if size(chars, is_profile, omitted + later) > budget_chars:
+            omitted += 1
+            continue
+        entries.append((record, is_profile, chars, size_bytes))
+    used = used_bytes = 0
+    if entries or omitted:  # render_recall gives no block at all otherwise
+        has_profile = any(is_profile for _, is_profile, _, _ in entries)
+        has_hits = any(not is_profile for _, is_profile, _, _ in entries)
+        used, used_bytes = recall_frame_size(has_profile, has_hits, omitted)
+        used += sum(chars for _, _, chars, _ in entries)
+        used_bytes += sum(size_bytes for _, _, _, size_bytes in entries)
+    profile_count = sum(is_profile for _, is_profile, _, _ in entries)
+    return [record for record, *_ in entries], profile_count, omitted, used, used_bytes
 
 
 async def _hits(

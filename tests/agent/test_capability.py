@@ -8,7 +8,8 @@ import pytest
 
 from recallstore import ConfigurationError, MemoryStore, MemoryWriteInput
 from recallstore.capability import MemoryCapability
-from recallstore.prompt import RECALL_OPEN
+from recallstore.prompt import RECALL_OPEN, recall_entry_size, recall_frame_size
+from recallstore.records import MemorySearchQuery
 
 
 @pytest.mark.parametrize(
@@ -86,7 +87,14 @@ async def test_budget_settings_reach_the_recall(store: MemoryStore) -> None:
     await store.write(
         [MemoryWriteInput(scope={"user": "u"}, kind="profile", content="x" * 50) for _ in range(3)]
     )
-    capability = MemoryCapability(store, scope_fields=["user"], budget_chars=120)
+    (first, _, _) = [
+        hit.record for hit in await store.search(MemorySearchQuery(scope={"user": "u"}))
+    ]
+    entry, _ = recall_entry_size(first)
+    # Room for the block around two entries (with its note on the third), not three.
+    budget = recall_frame_size(True, False, 1)[0] + 2 * entry
+    capability = MemoryCapability(store, scope_fields=["user"], budget_chars=budget)
     memory = await capability.instantiate({"user": "u"}, conversation_id="c", first_user_text="")
+    assert memory.recall.used_chars == budget
     assert (len(memory.recall.entries), memory.recall.omitted) == (2, 1)
     assert memory.recall.truncated is True

@@ -13,7 +13,7 @@ import pytest
 from recallstore import InMemoryMemoryStore, MemoryStore, MemoryWriteInput
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.context import CallContext, current_call_context
-from recallstore.prompt import render_recall
+from recallstore.prompt import recall_entry_size, recall_frame_size, render_recall
 from recallstore.recall import Recall, RecallObserver, assemble_recall
 
 SCOPE = {"tenant": "acme", "user": "ana"}
@@ -55,7 +55,9 @@ async def test_profile_first_then_hits_without_duplicates(store: MemoryStore) ->
     assert (recall.profile_count, recall.hit_count) == (2, 2)
     assert recall.omitted == 0
     assert recall.truncated is False
-    assert recall.used_chars == sum(len(r.content) for r in recall.entries)
+    block = render_recall(recall)
+    assert block is not None
+    assert (recall.used_chars, recall.used_bytes) == (len(block), len(block.encode()))
     assert recall.scope == SCOPE
 
 
@@ -76,22 +78,35 @@ async def test_superseded_memories_are_not_recalled(store: MemoryStore) -> None:
 async def test_budget_takes_whole_entries_and_counts_the_rest(store: MemoryStore) -> None:
     await seed(store)
     full = await assemble_recall(store, SCOPE, "tea")
-    sizes = [len(r.content) for r in full.entries]
-    budget = sizes[0] + sizes[1] + 5  # room for two entries, not three
+    sizes = [recall_entry_size(r)[0] for r in full.entries]
+    omitted = len(full.entries) - 2
+    # The block around two profile entries, with its note, and 5 to spare: not three.
+    budget = recall_frame_size(True, False, omitted)[0] + sizes[0] + sizes[1] + 5
     recall = await assemble_recall(store, SCOPE, "tea", budget_chars=budget)
     assert recall.entries == full.entries[:2]
-    assert recall.omitted == len(full.entries) - 2
+    assert recall.omitted == omitted
     assert recall.truncated is True
-    assert recall.used_chars == sizes[0] + sizes[1] <= budget
     block = render_recall(recall)
     assert block is not None
+    assert recall.used_chars == len(block) == budget - 5
     assert f"[{recall.omitted} more memories were omitted" in block
+
+
+async def test_the_budget_bounds_the_rendered_block(store: MemoryStore) -> None:
+    await seed(store)
+    for budget in range(0, 1200, 7):
+        recall = await assemble_recall(store, SCOPE, "tea", budget_chars=budget)
+        block = render_recall(recall) or ""
+        assert (recall.used_chars, recall.used_bytes) == (len(block), len(block.encode()))
+        if recall.entries:
+            assert len(block) <= budget
 
 
 async def test_a_later_shorter_entry_still_fits(store: MemoryStore) -> None:
     await store.write([MemoryWriteInput(scope=SCOPE, kind="profile", content="Short.")])
     await store.write([MemoryWriteInput(scope=SCOPE, kind="profile", content="A" * 100)])
-    recall = await assemble_recall(store, SCOPE, "", budget_chars=50)
+    budget = recall_frame_size(True, False, 1)[0] + 80  # "Short." fits, 100 "A"s do not
+    recall = await assemble_recall(store, SCOPE, "", budget_chars=budget)
     assert [r.content for r in recall.entries] == ["Short."]
     assert recall.omitted == 1
 
@@ -158,13 +173,13 @@ _RENDER_SCRIPT = textwrap.dedent(
     """
     import asyncio, sys
     from recallstore.backends.sqlite import SqliteMemoryStore
-    from recallstore.prompt import render_recall
+    from recallstore.prompt import recall_entry_size, recall_frame_size, render_recall
     from recallstore.recall import assemble_recall
 
     async def main() -> None:
         async with SqliteMemoryStore(sys.argv[1]) as store:
             recall = await assemble_recall(
-                store, {"tenant": "acme", "user": "ana"}, "tea in Lisbon", budget_chars=90
+                store, {"tenant": "acme", "user": "ana"}, "tea in Lisbon", budget_chars=560
             )
         sys.stdout.write(render_recall(recall) or "")
 
@@ -195,4 +210,4 @@ def test_same_store_state_renders_byte_identical_text_across_processes(tmp_path:
     text = outputs[0].decode()
     assert text.startswith("<recalled_memories>\n")
     assert "The user's name is Ana." in text
-    assert "omitted to fit the recall budget" in text  # the budget of 90 truncates
+    assert "omitted to fit the recall budget" in text  # the budget of 560 truncates

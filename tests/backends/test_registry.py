@@ -148,6 +148,7 @@ def test_importing_the_package_imports_no_backend() -> None:
     before, module, listed = json.loads(result.stdout)
     # The base class and its journal helpers; no backend and no driver.
     assert before == [
+        "recallstore.backends._identity",
         "recallstore.backends._journal_buffer",
         "recallstore.backends._journal_extension",
         "recallstore.backends._keys",

@@ -226,8 +226,9 @@ def test_the_lens_shows_live_events_record_chains_and_the_recall_preview(
             expect(browse).to_have_url(f"{lens.url}/records/{hostile['id']}")
             expect(browse.locator(".panel-head .status-invalidated")).to_be_visible()
             expect(browse.locator("main")).to_contain_text("<i>spam</i>")
+            # (Its first write row now says "invalidated" too: the record's status.)
             invalidated = feed.locator('#feed .event[data-type="agent.memory.write"]').filter(
-                has_text="invalidate"
+                has=feed.locator(".summary", has_text="invalidate")
             )
             expect(invalidated.locator(f'a[href="/records/{hostile["id"]}"]')).to_be_visible()
 
@@ -241,7 +242,7 @@ def test_the_lens_shows_live_events_record_chains_and_the_recall_preview(
             )
             expect(browse.locator("table.records tbody tr")).to_have_count(4)
             browse.screenshot(path=str(records_shot), animations="disabled")
-            recall_query = {"scope": "tenant=acme, user=u_42", "text": "Lyon", "budget": "40"}
+            recall_query = {"scope": "tenant=acme, user=u_42", "text": "Lyon", "budget": "480"}
             browse.goto(f"{lens.url}/recall?" + urlencode(recall_query))
             block = browse.locator("#recall-block")
             expect(block).to_contain_text("Lives in Lyon")

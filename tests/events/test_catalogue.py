@@ -114,11 +114,13 @@ def test_the_type_lists_the_manifest_and_the_parser_follow_the_catalogue() -> No
 
 def test_supersede_is_one_operation_in_the_event_the_span_and_the_manifest() -> None:
     write = catalogue_entry("agent.memory.write")
-    assert write.operations == get_args(WriteOperation)
+    # Every write operation, plus the write calls whose event names another: an upsert
+    # (a keyed write) says "write", a forget says "delete".
+    assert write.operations == (*get_args(WriteOperation), "upsert", "forget")
     assert "supersede" in write.operations
     manifest_write = build_manifest()["events"]["agent.memory.write"]
     data_schema = manifest_write["schema"]["$defs"]["MemoryWriteData"]
-    assert data_schema["properties"]["operation"]["enum"] == list(write.operations)
+    assert data_schema["properties"]["operation"]["enum"] == list(get_args(WriteOperation))
     assert set(manifest_write["otel"]["span"]["operations"]) == set(write.operations)
     # Every traced store call is named, and its span carries at most one event type.
     assert set(get_args(StoreOperation)) == set(OPERATION_NAMES)
@@ -192,12 +194,12 @@ def test_a_new_entry_reaches_the_parser_the_otel_mapping_and_the_manifest() -> N
 def test_a_malformed_entry_is_refused_naming_the_offending_value() -> None:
     with pytest.raises(ValueError, match=r"'agent\.memory\.nope'.*'agent\.memory\.write'"):
         EventType(name="agent.memory.nope", model=MemoryWriteEvent, attributes=())
-    with pytest.raises(ValueError, match="'forget'"):
+    with pytest.raises(ValueError, match="'erase'"):
         EventType(
             name="agent.memory.write",
             model=MemoryWriteEvent,
             attributes=(),
-            operations=("forget",),  # type: ignore[arg-type]
+            operations=("erase",),  # type: ignore[arg-type]
         )
     with pytest.raises(ValueError, match=r"'test\.memory\.nope'"):
         build_manifest({"test.memory.nope": _ForgetEvent})

@@ -86,7 +86,10 @@ def test_manifest_covers_every_type_with_schema_sse_and_otel() -> None:
         "data.reason": "include_content",
     }
     search = manifest["events"]["agent.memory.search"]
-    assert search["otel"]["attributes"]["gen_ai.memory.query.text"].startswith("data.query")
+    # Query text is no event attribute: a span reads it from the call, on the user's opt-in.
+    assert "gen_ai.memory.query.text" not in search["otel"]["attributes"]
+    opt_in = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+    assert opt_in in manifest["otel"]["call_attributes"]["gen_ai.memory.query.text"]
     assert manifest["events"]["gap"]["otel"] is None
     assert manifest["events"]["gap"]["sse"]["id"] is None
 

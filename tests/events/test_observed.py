@@ -24,6 +24,7 @@ from recallstore.events import (
     ObservedMemoryStore,
 )
 from recallstore.jsonl import iter_records
+from recallstore.prompt import render_recall
 from recallstore.recall import RecallObserver, assemble_recall
 from recallstore.records import MemoryStoreCapabilities
 from recallstore.store import SupportsImportRecords
@@ -49,9 +50,9 @@ def test_observed_store_is_a_memory_store_and_a_recall_observer(
     assert isinstance(observed, RecallObserver)
     inner = sqlite_store.capabilities()
     assert {"import", "export"} <= inner.extensions
-    # Truthful: export and idempotent writes pass through, import (an unobservable bulk
-    # mutation) does not.
-    expected = {"export", "idempotency"}
+    # Truthful: export, idempotent writes and forget (traced) pass through, import (an
+    # unobservable bulk mutation) does not.
+    expected = {"export", "idempotency", "forget"}
     assert observed.capabilities() == inner.model_copy(update={"extensions": expected})
     assert not isinstance(observed, SupportsImportRecords)
 
@@ -233,7 +234,7 @@ async def test_assemble_recall_emits_searches_then_one_recall_event(
     )
     seen = collect(bus)
     recall = await assemble_recall(
-        store, USER, "what tea?", budget_chars=40, conversation_id="conv-9"
+        store, USER, "what tea?", budget_chars=700, conversation_id="conv-9"
     )
     assert [e.type for e in seen] == [
         "agent.memory.search",
@@ -244,9 +245,11 @@ async def test_assemble_recall_emits_searches_then_one_recall_event(
     assert isinstance(data, MemoryRecallData)
     assert data.record_ids == tuple(record.id for record in recall.entries)
     assert (data.profile_count, data.hit_count) == (1, 1)
-    assert (data.truncated, data.omitted, data.budget_chars) == (True, 1, 40)
-    assert data.chars == recall.used_chars == len("Name: Ada") + len("Ada prefers green tea")
-    assert data.bytes == data.chars
+    assert (data.truncated, data.omitted, data.budget_chars) == (True, 1, 700)
+    block = render_recall(recall)
+    assert block is not None
+    assert data.chars == recall.used_chars == len(block)
+    assert data.bytes == len(block.encode())
     assert all(e.conversation_id == "conv-9" for e in seen)
     assert seen[-1].scope == USER
 

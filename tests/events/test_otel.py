@@ -78,7 +78,7 @@ async def test_spans_follow_the_genai_memory_conventions(
     spans = pipeline.finished()
     names = [span.name for span in spans]
     assert names == [
-        "update_memory",
+        "create_memory",
         "update_memory",
         "search_memory",
         "search_memory",
@@ -91,9 +91,10 @@ async def test_spans_follow_the_genai_memory_conventions(
     assert {span.instrumentation_scope.name for span in spans if span.instrumentation_scope} == {
         "recallstore"
     }
-    assert create["gen_ai.operation.name"] == "update_memory"
+    assert create["gen_ai.operation.name"] == "create_memory"
     assert create["gen_ai.memory.record.id"] == first.id
-    assert create["recallstore.record.count"] == 1
+    assert create["gen_ai.memory.record.count"] == 1
+    assert create["gen_ai.memory.store.id"] == sqlite_store.store_id
     assert create["gen_ai.conversation.id"] == "conv-1"
     assert create["recallstore.run_id"] == "run-1"
     assert create["recallstore.scope.user"] == "u1"
@@ -102,7 +103,7 @@ async def test_spans_follow_the_genai_memory_conventions(
     # One vocabulary: the span's operation is the event's data.operation.
     assert supersede["recallstore.operation"] == "supersede"
     assert search["gen_ai.operation.name"] == "search_memory"
-    assert search["recallstore.record.count"] == 1
+    assert search["gen_ai.memory.record.count"] == 1
     assert search["recallstore.search.query_chars"] == len("door code")
     assert "gen_ai.memory.query.text" not in search
     assert get["recallstore.operation"] == "get"
@@ -140,7 +141,7 @@ async def test_events_are_log_records_parented_to_their_store_call_span(
     for record in records[:4]:
         span = spans[record.span_id]
         assert record.trace_id == span.context.trace_id
-        expected = "update_memory" if record.event_name == "agent.memory.write" else "search_memory"
+        expected = "create_memory" if record.event_name == "agent.memory.write" else "search_memory"
         assert span.name == expected
         assert span.parent is not None
         assert span.parent.span_id == agent_span.get_span_context().span_id
@@ -162,7 +163,7 @@ async def test_query_text_and_content_only_with_opt_in(
         EventBus(),
         include_content=True,
         include_query_text=True,
-        telemetry=pipeline.instrumentation(),
+        telemetry=pipeline.instrumentation(capture_content=True),
     )
     await store.write([MemoryWriteInput(scope=USER, content=SECRET)])
     await store.search(MemorySearchQuery(query="door code", scope=USER))

@@ -20,6 +20,7 @@ from recallstore.backends.journal import (
     JournalSettings,
     delete_data,
     envelope,
+    quiet_reads,
     recall_data,
 )
 from recallstore.errors import ConfigurationError
@@ -81,8 +82,14 @@ class JournalExtension(Generic[Handle]):
     async def flush_journal(self) -> None:
         """Write the buffered search and recall events now."""
         self._check_journal()
-        assert self._journal_buffer is not None
-        await self._journal_buffer.flush()
+        if self._journal_buffer is not None:  # None: this store journals no reads
+            await self._journal_buffer.flush()
+
+    def _look_only(self) -> None:
+        """Make this unopened store one to look at: it journals none of its own reads
+        (``JournalSettings.reads``). A backend that can also open its storage without
+        writing to it (SQLite: ``read_only=True``) extends it to do so."""
+        quiet_reads(self)
 
     def _check_journal(self) -> None:
         self._check_open()

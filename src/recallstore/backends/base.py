@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from recallstore._search.text import query_terms
+from recallstore.backends._identity import StoreIdentity
 from recallstore.backends._journal_buffer import JournalBuffer
 from recallstore.backends._journal_extension import JournalExtension
 from recallstore.backends._keys import (
@@ -111,7 +112,9 @@ class StoreDescription:
         return self.label if self.path is None else f"{self.label} · {self.path}"
 
 
-class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Handle]):
+class BaseMemoryStore(
+    StoreIdentity, StoreLifecycle, JournalExtension[Handle], ABC, Generic[Handle]
+):
     """A ``MemoryStore`` whose shared rules are done; a subclass supplies storage primitives.
 
     Declare what the backend offers in three class attributes (they become
@@ -150,7 +153,7 @@ class BaseMemoryStore(StoreLifecycle, JournalExtension[Handle], ABC, Generic[Han
         self._ids = ids
         self._journal = journal
         self._journal_buffer: JournalBuffer | None = None
-        if journal is not None:
+        if journal is not None and journal.reads:
             self._journal_buffer = JournalBuffer(
                 journal.flush_seconds, self._flush_journal_rows, self._prune_journal_by_age
             )

@@ -54,6 +54,7 @@ __all__ = [
     "envelope",
     "invalidate_data",
     "journal_content",
+    "quiet_reads",
     "recall_data",
     "search_data",
     "write_data",
@@ -79,6 +80,11 @@ class JournalSettings:
     """Keep record content and invalidation reasons in write events (opt-in)."""
     include_query_text: bool = False
     """Keep query text in search and recall events (opt-in)."""
+    reads: bool = True
+    """Journal this store's own searches and recalls. An agent's store does (they are
+    memory events the lens shows); a store opened to look at one (the command line's
+    reads, the lens) does not, so looking leaves no trace (docs/events.md). Its writes
+    are journaled either way."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_events, int) or self.max_events < 1:
@@ -93,6 +99,15 @@ class JournalSettings:
 
 DEFAULT_JOURNAL: Final = JournalSettings()
 """The settings a store opened by URL journals with."""
+
+
+def quiet_reads(store: object) -> None:
+    """Make the unopened ``store`` journal none of its own searches and recalls
+    (``reads=False``); its writes stay journaled. A no-op for a store without a journal."""
+    settings = getattr(store, "_journal", None)
+    if isinstance(settings, JournalSettings):
+        store._journal = replace(settings, reads=False)  # type: ignore[attr-defined]
+        store._journal_buffer = None  # type: ignore[attr-defined]
 
 
 def journal_content(store: object) -> bool:
@@ -238,7 +253,7 @@ def recall_data(recall: Recall, *, include_query_text: bool) -> dict[str, Any]:
         "hit_count": recall.hit_count,
         "record_ids": [record.id for record in recall.entries],
         "chars": recall.used_chars,
-        "bytes": sum(len(record.content.encode()) for record in recall.entries),
+        "bytes": recall.used_bytes,
         "budget_chars": recall.budget_chars,
         "truncated": recall.truncated,
         "omitted": recall.omitted,

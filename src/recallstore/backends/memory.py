@@ -8,6 +8,7 @@ filters holding a query stem is a candidate, statistics are counted over the sto
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -42,6 +43,7 @@ from recallstore.store import (
     Clock,
     new_record_id,
     scope_matches,
+    store_id_from,
     utc_now,
 )
 
@@ -84,6 +86,8 @@ class InMemoryMemoryStore(ForgetsScopes[None], HybridSearch[None]):
         self._tokens = 0
         self._lock = asyncio.Lock()
         self._closed = False
+        # Its records live as long as this object: so does its id.
+        self._store_id = store_id_from(f"memory:{uuid.uuid4().hex}")
 
     @classmethod
     def from_url(cls, url: str) -> Self:

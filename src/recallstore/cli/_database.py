@@ -28,10 +28,15 @@ def store_file(store: MemoryStore) -> Path | None:
     return describe_store(store).path
 
 
-def open_store(target: str, *, must_exist: bool, embedder: str | None = None) -> MemoryStore:
+def open_store(
+    target: str, *, must_exist: bool, embedder: str | None = None, read_only: bool = False
+) -> MemoryStore:
     """The UNOPENED store for ``target``; refuses a missing file when ``must_exist``.
-    ``embedder`` is ``--embedder``: ``"default"`` or ``module:factory`` (hybrid search)."""
-    store = load_memory_store(target, embedder=embedder)
+    ``embedder`` is ``--embedder``: ``"default"`` or ``module:factory`` (hybrid search).
+    ``read_only`` for a command that only looks (``list``, ``search``, ``show``,
+    ``export``, ``events tail``): it leaves the file as it was, and reads one it cannot
+    write (see ``load_memory_store``)."""
+    store = load_memory_store(target, embedder=embedder, read_only=read_only)
     path = store_file(store)
     if path is not None:
         if path.is_dir():

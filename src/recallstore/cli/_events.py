@@ -37,7 +37,7 @@ def run_tail(args: argparse.Namespace) -> int:
     if args.last < 0:
         raise CliError(f"--last must be >= 0, got {args.last}", EXIT_USAGE)
     scope = parse_scope(args.scope)
-    store = open_store(args.db, must_exist=True)
+    store = open_store(args.db, must_exist=True, read_only=True)
 
     async def go() -> None:
         if not args.json:

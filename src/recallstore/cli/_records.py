@@ -71,7 +71,8 @@ def _run_search(args: argparse.Namespace, text: str | None) -> int:
 
     async def go() -> list[MemoryHit]:
         embedder = getattr(args, "embedder", None)  # `search` has --embedder, `list` not
-        async with open_store(args.db, must_exist=True, embedder=embedder) as store:
+        store = open_store(args.db, must_exist=True, embedder=embedder, read_only=True)
+        async with store:
             return await store.search(query)
 
     hits = asyncio.run(go())
@@ -108,7 +109,7 @@ def run_show(args: argparse.Namespace) -> int:
     scope = parse_scope(args.scope)
 
     async def go() -> tuple[MemoryRecord, list[MemoryRecord]]:
-        async with open_store(args.db, must_exist=True) as store:
+        async with open_store(args.db, must_exist=True, read_only=True) as store:
             record = await _get_in_scope(store, args.id, scope)
             return record, await invalidation_chain(store, record)
 

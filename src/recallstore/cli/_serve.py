@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 
-from recallstore.backends.journal import journal_content
+from recallstore.backends.journal import journal_content, quiet_reads
 from recallstore.cli._asgi import HOST, http_token, loopback_listener, run_until_stopped, serve_asgi
-from recallstore.cli._database import open_store
+from recallstore.cli._database import open_store, store_file
 from recallstore.errors import MissingDependencyError
 
 
@@ -27,6 +27,16 @@ def run_serve(args: argparse.Namespace) -> int:
         raise MissingDependencyError("recallstore serve", "server") from exc
 
     store = open_store(args.db, must_exist=True, embedder=args.embedder)
+    from recallstore.backends.sqlite.sidecars import can_write  # a path's question, no store's
+
+    path = store_file(store)
+    if path is not None and not can_write(path):
+        # A file this process cannot write: the lens still shows it (its invalidate and
+        # delete buttons then answer that the store is read-only).
+        store = open_store(args.db, must_exist=True, embedder=args.embedder, read_only=True)
+    # The lens's own page views and searches are looking, not memory events: unjournaled
+    # (docs/events.md, "What is journaled"); its invalidations and deletes are journaled.
+    quiet_reads(store)
     if args.include_content:
         # With a journal the lens streams it: the lens's own writes must keep content
         # there, or none would show (other writers show it only if they opted in).

@@ -31,7 +31,7 @@ def run_export(args: argparse.Namespace) -> int:
     bar = ProgressBar("exporting", total=None, enabled=ProgressBar.wanted(args.progress))
 
     async def go(out: TextIO) -> int:
-        async with open_store(args.db, must_exist=True) as store:
+        async with open_store(args.db, must_exist=True, read_only=True) as store:
             return await export_jsonl(store, out, scope=scope, progress=bar.update)
 
     if to_stdout:

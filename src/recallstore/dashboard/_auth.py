@@ -26,7 +26,7 @@ from recallstore.tokens import TOKEN_COOKIE, bearer_token, token_matches
 __all__ = ["TOKEN_COOKIE", "TokenGate", "token_matches"]
 
 
-_PUBLIC_PREFIXES = ("/static/",)
+_PUBLIC_PREFIXES = ("/static/", "/favicon.ico")
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 

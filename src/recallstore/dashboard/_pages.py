@@ -20,6 +20,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from recallstore._unicode import hidden_characters
 from recallstore.chain import supersede_chain
 from recallstore.context import call_context
+from recallstore.dashboard._charts import Chart, kinds_over_time, recall_fullness
 from recallstore.dashboard._requests import (
     DASHBOARD_RUN_ID,
     check_reason,
@@ -34,13 +35,14 @@ from recallstore.prompt import render_recall
 from recallstore.recall import DEFAULT_BUDGET_CHARS, Recall, assemble_recall
 from recallstore.records import (
     MAX_CONTENT_CHARS,
+    MAX_LIMIT,
     MAX_REASON_CHARS,
     MEMORY_KINDS,
     MemoryHit,
     MemorySearchQuery,
 )
 from recallstore.scope_text import format_scope, parse_scope_text
-from recallstore.store import MemoryStore, utc_now
+from recallstore.store import MemoryStore, scope_matches, utc_now
 
 __all__ = ["DashboardPages"]
 
@@ -220,8 +222,11 @@ class DashboardPages:
         except MemoryValidationError as exc:
             error = _Problem.of(exc)
         scope_text = ", ".join(params.getlist("scope"))
+        charts: tuple[Chart | None, Chart | None] = (None, None)
         if query is not None:
             scope_text = format_scope(query.scope)
+            if query.scope:
+                charts = await self._scope_charts(query.scope)
         return self.render(
             request,
             "records.html",
@@ -239,7 +244,20 @@ class DashboardPages:
             include_invalidated=params.get("invalidated") == "1",
             include_expired=params.get("expired") == "1",
             deleted=params.get("deleted", ""),
+            kinds_chart=charts[0],
+            recall_chart=charts[1],
         )
+
+    async def _scope_charts(self, scope: dict[str, str]) -> tuple[Chart | None, Chart | None]:
+        """The records page's pictures of a scope: its records (every status, the newest
+        1000) by kind over time, and its recent recall blocks against their budget (from
+        the events this lens holds). Read from the store underneath: not a feed event."""
+        listing = MemorySearchQuery(
+            scope=scope, include_invalidated=True, include_expired=True, limit=MAX_LIMIT
+        )
+        records = [hit.record for hit in await self._unobserved_store.search(listing)]
+        events = [event for event in self._bus.replay() if scope_matches(event.scope, scope)]
+        return kinds_over_time(records), recall_fullness(events)
 
     async def record(self, request: Request) -> HTMLResponse:
         """``/records/{id}``: every field, provenance, and the supersede chain both ways."""

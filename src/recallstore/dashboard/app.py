@@ -1,12 +1,13 @@
 """``create_dashboard_app``: the memory lens as one Starlette application.
 
-Routes (all behind the token, except ``/static``):
+Routes (all behind the token, except ``/static`` and ``/favicon.ico``):
 
 * ``/``: the live feed of memory events (SSE from ``/events``);
 * ``/records``: records by scope, with search, kinds, "show invalidated";
 * ``/records/{id}``: one record, its provenance and its supersede chain;
 * ``/recall``: the exact turn-1 recall block for a scope and a first message;
 * ``/api/records`` …: a small JSON API (write, read, search, invalidate);
+* ``/api/events``, ``/api/snippets``: the feed in time order, and what its records say;
 * ``/events``: the SSE stream (``recallstore.events.sse``).
 
 Starlette is imported when the app is built, not when this module is, so the core
@@ -67,12 +68,18 @@ def create_dashboard_app(
         from starlette.exceptions import HTTPException
         from starlette.middleware import Middleware
         from starlette.requests import Request
-        from starlette.responses import JSONResponse, PlainTextResponse, Response
+        from starlette.responses import (
+            JSONResponse,
+            PlainTextResponse,
+            RedirectResponse,
+            Response,
+        )
         from starlette.routing import Mount, Route
         from starlette.staticfiles import StaticFiles
 
         from recallstore.dashboard._api import RecordsApi
         from recallstore.dashboard._auth import TokenGate
+        from recallstore.dashboard._feed import FeedApi
         from recallstore.dashboard._pages import DashboardPages
         from recallstore.events import EVENT_TYPES, ObservedMemoryStore
         from recallstore.events.sse import create_sse_app
@@ -97,6 +104,11 @@ def create_dashboard_app(
         max_feed_items=max_feed_items,
     )
     api = RecordsApi(observed)
+    feed_api = FeedApi(bus, observed.inner)
+
+    async def favicon(request: Request) -> Response:
+        root = request.scope.get("root_path", "")
+        return RedirectResponse(f"{root}/static/favicon.svg", status_code=308)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status_code = exc.status_code if isinstance(exc, HTTPException) else 500
@@ -121,6 +133,9 @@ def create_dashboard_app(
         Route("/records/{record_id:str}/invalidate", pages.invalidate_form, methods=["POST"]),
         Route("/records/{record_id:str}/delete", pages.delete_form, methods=["POST"]),
         Route("/recall", pages.recall, name="recall"),
+        Route("/api/events", feed_api.events, methods=["GET"]),
+        Route("/api/snippets", feed_api.snippets, methods=["GET"]),
+        Route("/favicon.ico", favicon),
         Route("/api/records", api.create, methods=["POST"]),
         Route("/api/records", api.search, methods=["GET"]),
         Route("/api/records/{record_id:str}", api.read, methods=["GET"]),

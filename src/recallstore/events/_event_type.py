@@ -9,24 +9,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Generic, Literal, TypeVar, cast
+from typing import Any, Final, Generic, TypeVar, cast
 
-from recallstore.events.models import (
-    EventData,
-    MemoryEvent,
-    WriteOperation,
+from recallstore.events._genai_memory import (
+    ERROR_TYPE,
+    GEN_AI_CONVERSATION_ID,
+    GEN_AI_MEMORY_QUERY_TEXT,
+    GEN_AI_MEMORY_RECORD_COUNT,
+    GEN_AI_MEMORY_RECORD_ID,
+    GEN_AI_OPERATION_NAME,
+    OPERATION_NAMES,
+    SPAN_NAME,
+    StoreOperation,
 )
+from recallstore.events.models import EventData, MemoryEvent
 
 __all__ = [
     "COMMON_ATTRIBUTES",
     "ERROR_TYPE",
     "GEN_AI_CONVERSATION_ID",
     "GEN_AI_MEMORY_QUERY_TEXT",
+    "GEN_AI_MEMORY_RECORD_COUNT",
     "GEN_AI_MEMORY_RECORD_ID",
     "GEN_AI_OPERATION_NAME",
     "OPERATION_NAMES",
     "RECALLSTORE_OPERATION",
-    "RECALLSTORE_RECORD_COUNT",
+    "RECALLSTORE_RECORD_CHANGED",
     "RECALLSTORE_SCOPE_PREFIX",
     "SCOPE_ATTRIBUTE_SOURCE",
     "SPAN_NAME",
@@ -43,36 +51,13 @@ _E = TypeVar("_E", bound=MemoryEvent)
 AttributeValue = str | bool | int | float | Sequence[str]
 """What an OpenTelemetry attribute can hold (a sequence is exported as strings)."""
 
-StoreOperation = Literal[WriteOperation, "search", "get"]
-"""The store calls ``ObservedMemoryStore`` traces: the write operations (the values of
-``agent.memory.write``'s ``data.operation``), ``search``, and ``get`` (which has a span
-but no event)."""
-
-GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
-GEN_AI_MEMORY_RECORD_ID: Final = "gen_ai.memory.record.id"
-RECALLSTORE_RECORD_COUNT: Final = "recallstore.record.count"
-"""How many records a call changed or returned. The GenAI memory proposal defines no
-count attribute, so it is ours."""
-GEN_AI_MEMORY_QUERY_TEXT: Final = "gen_ai.memory.query.text"
-GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
-ERROR_TYPE: Final = "error.type"
+RECALLSTORE_RECORD_CHANGED: Final = "recallstore.record.changed"
+"""How many records a write call changed (an invalidate of an invalid record changes
+none); ``gen_ai.memory.record.count`` is what it attempted."""
 RECALLSTORE_OPERATION: Final = "recallstore.operation"
 RECALLSTORE_SCOPE_PREFIX: Final = "recallstore.scope."
 SCOPE_ATTRIBUTE_SOURCE: Final = (RECALLSTORE_SCOPE_PREFIX + "<key>", "scope.<key>")
 """The scope pairs' attribute, as the manifest documents it (one per scope key)."""
-
-OPERATION_NAMES: Final[Mapping[StoreOperation, str]] = {
-    # The proposal's update_memory is an upsert: it covers creating records too.
-    "write": "update_memory",
-    "supersede": "update_memory",
-    "invalidate": "update_memory",
-    "delete": "delete_memory",
-    "search": "search_memory",
-    "get": "search_memory",
-}
-"""``gen_ai.operation.name`` for each store call; the span is named the same."""
-
-SPAN_NAME: Final = "{gen_ai.operation.name}"
 
 
 @dataclass(frozen=True)

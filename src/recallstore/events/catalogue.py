@@ -9,15 +9,12 @@ operations (:data:`OPERATION_NAMES`), and ``event_manifest.json`` with
 ``docs/events.md`` (``recallstore.events.manifest``). The dashboard's live feed reads
 the type list from the manifest and has one renderer per type.
 
-Span names and attributes follow the GenAI memory semantic conventions as proposed
-(open-telemetry/semantic-conventions PR #3250, since moved to
-semantic-conventions-genai): the operations ``search_memory``, ``update_memory`` (an
-upsert, so it names creates too) and ``delete_memory`` (the proposal's
-``create_memory_store`` and ``delete_memory_store`` have no store call here), and
-the attributes ``gen_ai.memory.record.id``, ``gen_ai.memory.query.text`` (opt-in),
-``gen_ai.conversation.id`` and ``error.type``. Everything the proposal does not
-define is under ``recallstore.``. Attributes are read from
-the event only, so telemetry never holds more than the event does.
+Span names and attributes follow the merged GenAI memory semantic conventions
+(semantic-conventions-genai; their names and the store-call mapping are in
+``recallstore.events._genai_memory``). The attributes listed here are read from the
+event, so they never hold more than the event does; what the conventions read from
+the call itself (store id, attempted count, opt-in content) ``recallstore.events.otel``
+sets. Everything the conventions do not define is under ``recallstore.``.
 """
 
 from __future__ import annotations
@@ -31,12 +28,12 @@ from pydantic import Field, TypeAdapter
 from recallstore.events._event_type import (
     COMMON_ATTRIBUTES,
     ERROR_TYPE,
-    GEN_AI_MEMORY_QUERY_TEXT,
+    GEN_AI_MEMORY_RECORD_COUNT,
     GEN_AI_MEMORY_RECORD_ID,
     GEN_AI_OPERATION_NAME,
     OPERATION_NAMES,
     RECALLSTORE_OPERATION,
-    RECALLSTORE_RECORD_COUNT,
+    RECALLSTORE_RECORD_CHANGED,
     RECALLSTORE_SCOPE_PREFIX,
     SCOPE_ATTRIBUTE_SOURCE,
     SPAN_NAME,
@@ -101,15 +98,18 @@ BUILT_IN_EVENT_TYPES: Final[tuple[EventType[Any], ...]] = (
     EventType(
         name=WRITE_EVENT_TYPE,
         model=MemoryWriteEvent,
-        operations=cast(tuple[StoreOperation, ...], get_args(WriteOperation)),
+        operations=(
+            *cast(tuple[StoreOperation, ...], get_args(WriteOperation)),
+            "upsert",
+            "forget",
+        ),
         attributes=(
-            _Write(RECALLSTORE_OPERATION, "data.operation", lambda e: e.data.operation),
             _Write(
                 GEN_AI_MEMORY_RECORD_ID,
                 "data.record_ids[0] (when exactly one)",
                 lambda e: _only(e.data.record_ids),
             ),
-            _Write(RECALLSTORE_RECORD_COUNT, "data.count", lambda e: e.data.count),
+            _Write(RECALLSTORE_RECORD_CHANGED, "data.count", lambda e: e.data.count),
             _Write("recallstore.ok", "data.ok", lambda e: e.data.ok),
             _Write("recallstore.record.ids", "data.record_ids", lambda e: e.data.record_ids),
             _Write("recallstore.record.kinds", "data.kinds", lambda e: e.data.kinds),
@@ -126,12 +126,7 @@ BUILT_IN_EVENT_TYPES: Final[tuple[EventType[Any], ...]] = (
         model=MemorySearchEvent,
         operations=("search",),
         attributes=(
-            _Search(RECALLSTORE_RECORD_COUNT, "data.result_count", lambda e: e.data.result_count),
-            _Search(
-                GEN_AI_MEMORY_QUERY_TEXT,
-                "data.query (only with include_query_text)",
-                lambda e: e.data.query,
-            ),
+            _Search(GEN_AI_MEMORY_RECORD_COUNT, "data.result_count", lambda e: e.data.result_count),
             _Search("recallstore.ok", "data.ok", lambda e: e.data.ok),
             _Search("recallstore.search.mode", "data.mode", lambda e: e.data.mode),
             _Search(
@@ -162,7 +157,7 @@ BUILT_IN_EVENT_TYPES: Final[tuple[EventType[Any], ...]] = (
         log_context="the span active when assemble_recall finished",
         attributes=(
             _Recall(
-                RECALLSTORE_RECORD_COUNT,
+                GEN_AI_MEMORY_RECORD_COUNT,
                 "data.record_ids (length)",
                 lambda e: len(e.data.record_ids),
             ),

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from recallstore.events import catalogue
+from recallstore.events._genai_memory import CALL_ATTRIBUTES
 from recallstore.events.catalogue import EVENT_CATALOGUE, EventType
 from recallstore.events.models import GAP_EVENT_TYPE, OPT_IN_KEY, MemoryEvent, StreamGap
 
@@ -158,6 +159,7 @@ def build_manifest(
             "span_kind": "INTERNAL",
             "span_name": catalogue.SPAN_NAME,
             "operations": dict(catalogue.OPERATION_NAMES),
+            "call_attributes": dict(CALL_ATTRIBUTES),
             "common_attributes": {**common, scope_name: scope_source},
             "attributes": "each event's attributes are set on its store call's span and on "
             "its log record, with the common attributes",
@@ -327,6 +329,12 @@ def render_events_doc(manifest: Mapping[str, Any] | None = None) -> str:
         "| attribute | from |",
         "|---|---|",
         *(f"| `{attr}` | `{source}` |" for attr, source in common.items()),
+        "",
+        "## Attributes a span reads from its store call",
+        "",
+        "| attribute | holds |",
+        "|---|---|",
+        *(f"| `{attr}` | {what} |" for attr, what in content["otel"]["call_attributes"].items()),
         "",
     ]
     return "\n".join(lines)

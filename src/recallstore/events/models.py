@@ -85,7 +85,7 @@ class MemoryWriteData(EventData):
     record_ids: _RecordIds = ()
     """Write and supersede: the ids of the records created (empty when it failed).
     Invalidate and delete: the id the call named; a journaled ``forget(scope)``: every
-    id it deleted."""
+    id it deleted (``ObservedMemoryStore.forget``'s own event: none, only ``count``)."""
     kinds: tuple[MemoryKind, ...] = ()
     """The kind of each record in ``record_ids``, in the same order (empty when the
     named record did not exist)."""
@@ -144,9 +144,10 @@ class MemoryRecallData(EventData):
     record_ids: _RecordIds = ()
     """The ids of the recalled entries, in prompt order."""
     chars: int = Field(ge=0)
-    """Characters of the recalled entries' content (what the budget counted)."""
+    """Characters of the rendered recall block (what the budget bounds); 0 when the
+    recall gave no block."""
     bytes: int = Field(ge=0)
-    """UTF-8 size of the recalled entries' content."""
+    """UTF-8 size of the rendered recall block."""
     budget_chars: int = Field(ge=0)
     """The character budget the recall was assembled under."""
     truncated: bool

@@ -57,6 +57,8 @@ from recallstore.store import (
     JOURNAL_EXTENSION,
     MemoryStore,
     SupportsExportRecords,
+    SupportsForget,
+    SupportsStoreId,
     common_scope,
 )
 
@@ -73,6 +75,11 @@ class OperationTrace(Protocol):
 
     def record(self, event: MemoryEvent) -> None:
         """The call's event, published; called inside the call (at most once)."""
+        ...
+
+    def finished(self, call: StoreCall, *, failed: bool, store_id: str | None) -> None:
+        """The call, its arguments and result (``failed``: it raised, the result is
+        None), and the id of the store it ran on; once per call, after :meth:`record`."""
         ...
 
 
@@ -93,6 +100,9 @@ class StoreTelemetry(Protocol):
 
 class _NoTrace:
     def record(self, event: MemoryEvent) -> None:
+        pass
+
+    def finished(self, call: StoreCall, *, failed: bool, store_id: str | None) -> None:
         pass
 
 
@@ -145,17 +155,18 @@ class ObservedMemoryStore:
         """The wrapped store's capabilities, less the extensions this wrapper does not offer.
 
         ``"export"`` is kept when the wrapped store has it (``export_records`` passes
-        through); ``"import"`` never is: an import is a mutation no event could describe
-        record by record, so restores go to the unwrapped store (:attr:`inner`). Nor is
-        ``"forget"``: an operator's erasure goes to the unwrapped store too (a store
-        with a journal records it there).
+        through), and so is ``"forget"`` (traced: :meth:`forget`); ``"import"`` never
+        is: an import is a mutation no event could describe record by record, so
+        restores go to the unwrapped store (:attr:`inner`).
         """
         inner = self._store.capabilities()
         # The journal is the wrapped store's: a JournalFeed reads it from ``inner``.
-        dropped = {IMPORT_EXTENSION, JOURNAL_EXTENSION, FORGET_EXTENSION}
+        dropped = {IMPORT_EXTENSION, JOURNAL_EXTENSION}
         extensions = set(inner.extensions) - dropped
         if not isinstance(self._store, SupportsExportRecords):
             extensions.discard(EXPORT_EXTENSION)
+        if not isinstance(self._store, SupportsForget):
+            extensions.discard(FORGET_EXTENSION)
         return inner.model_copy(update={"extensions": frozenset(extensions)})
 
     def export_records(self, scope: Mapping[str, str] | None = None) -> AsyncIterator[MemoryRecord]:
@@ -179,7 +190,9 @@ class ObservedMemoryStore:
         batch = list(inputs)
         superseded = tuple(inp.supersedes for inp in batch if inp.supersedes is not None)
         operation: WriteOperation = "supersede" if superseded else "write"
-        with self._operation(operation) as trace:
+        keyed = any(inp.idempotency_key is not None for inp in batch)
+        call: StoreOperation = "upsert" if keyed and not superseded else operation
+        with self._operation(call) as trace:
             try:
                 records = await self._store.write(batch)
             except Exception as exc:
@@ -187,6 +200,7 @@ class ObservedMemoryStore:
                 scope = common_scope(inp.scope for inp in batch)
                 data = {"operation": operation, "superseded_ids": superseded, **failure}
                 self._publish(trace, MemoryWriteEvent, scope, data)
+                self._finished(trace, StoreCall(call, {"inputs": batch}, None), failed=True)
                 raise
             data = write_data(
                 operation,
@@ -196,7 +210,7 @@ class ObservedMemoryStore:
                 include_content=self.include_content,
             )
             self._publish(trace, MemoryWriteEvent, write_scope(records), data)
-            self._declared(trace, StoreCall(operation, {"inputs": batch}, records))
+            self._declared(trace, StoreCall(call, {"inputs": batch}, records))
         return records
 
     async def invalidate(self, id: str, reason: str | None = None) -> None:
@@ -205,15 +219,17 @@ class ObservedMemoryStore:
             before = await self._peek(id)
             data = invalidate_data(id, before, reason, include_content=self.include_content)
             scope = before.scope if before else {}
+            arguments = {"id": id, "reason": reason}
             try:
                 await self._store.invalidate(id, reason)
             except Exception as exc:
                 failure = {"ok": False, "error": type(exc).__name__}
                 self._publish(trace, MemoryWriteEvent, scope, {**data, **failure})
+                self._finished(trace, StoreCall("invalidate", arguments, None), failed=True)
                 raise
             changed = before is not None and not before.is_invalidated
             self._publish(trace, MemoryWriteEvent, scope, {**data, "count": int(changed)})
-            self._declared(trace, StoreCall("invalidate", {"id": id, "reason": reason}, None))
+            self._declared(trace, StoreCall("invalidate", arguments, None))
 
     async def delete(self, id: str) -> None:
         """Delete through; emit ``agent.memory.write`` (operation ``delete``)."""
@@ -226,6 +242,7 @@ class ObservedMemoryStore:
             except Exception as exc:
                 failure = {"ok": False, "error": type(exc).__name__}
                 self._publish(trace, MemoryWriteEvent, scope, {**data, **failure})
+                self._finished(trace, StoreCall("delete", {"id": id}, None), failed=True)
                 raise
             self._publish(
                 trace, MemoryWriteEvent, scope, {**data, "count": int(before is not None)}
@@ -243,6 +260,7 @@ class ObservedMemoryStore:
                 failure = {"ok": False, "error": type(exc).__name__}
                 data = self._search_data(query, [], elapsed, failure)
                 self._publish(trace, MemorySearchEvent, query.scope, data)
+                self._finished(trace, StoreCall("search", {"query": query}, None), failed=True)
                 raise
             elapsed = time.perf_counter() - started
             data = self._search_data(query, hits, elapsed, {})
@@ -254,9 +272,40 @@ class ObservedMemoryStore:
         """Get through. Traced when telemetry is set; no built-in event (reads by id are
         not searches), but an event type declared for ``get`` is emitted."""
         with self._operation("get", record_id=id) as trace:
-            record = await self._store.get(id)
+            try:
+                record = await self._store.get(id)
+            except Exception:
+                self._finished(trace, StoreCall("get", {"id": id}, None), failed=True)
+                raise
             self._declared(trace, StoreCall("get", {"id": id}, record))
             return record
+
+    async def forget(self, scope: Mapping[str, str]) -> int:
+        """The wrapped store's ``forget(scope)`` (the ``"forget"`` extension), traced as a
+        ``delete_memory`` span with no record id and the count; emits
+        ``agent.memory.write`` (operation ``delete``, no ids: a store with a journal
+        journals the deleted ids itself). Raises
+        :class:`~recallstore.errors.ConfigurationError` without the extension."""
+        store = self._store
+        if not isinstance(store, SupportsForget) or (
+            FORGET_EXTENSION not in store.capabilities().extensions
+        ):
+            raise ConfigurationError(
+                f"{type(store).__name__} lacks the '{FORGET_EXTENSION}' extension"
+            )
+        pairs = dict(scope)
+        with self._operation("forget") as trace:
+            data: dict[str, Any] = {"operation": "delete"}
+            try:
+                removed = await store.forget(pairs)
+            except Exception as exc:
+                failure = {"ok": False, "error": type(exc).__name__}
+                self._publish(trace, MemoryWriteEvent, pairs, {**data, **failure})
+                self._finished(trace, StoreCall("forget", {"scope": pairs}, None), failed=True)
+                raise
+            self._publish(trace, MemoryWriteEvent, pairs, {**data, "count": removed})
+            self._declared(trace, StoreCall("forget", {"scope": pairs}, removed))
+        return removed
 
     def observe_recall(self, recall: Recall) -> None:
         """Emit ``agent.memory.recall`` for a recall assembled over this store."""
@@ -328,9 +377,19 @@ class ObservedMemoryStore:
         except Exception:
             self._failed("telemetry")
 
+    def _finished(self, trace: OperationTrace, call: StoreCall, *, failed: bool = False) -> None:
+        """Hand the finished ``call`` to its trace, with the store's id."""
+        store_id = self._store.store_id if isinstance(self._store, SupportsStoreId) else None
+        try:
+            trace.finished(call, failed=failed, store_id=store_id)
+        except Exception:
+            self._failed("telemetry")
+
     def _declared(self, trace: OperationTrace, call: StoreCall) -> None:
-        """Publish the events the catalogue declares for ``call`` (``EventType.emit``);
-        a declaration that fails is counted in ``observer_failures``, never raised."""
+        """Publish the events the catalogue declares for the successful ``call``
+        (``EventType.emit``), then hand it to the trace; a declaration that fails is
+        counted in ``observer_failures``, never raised."""
+        self._finished(trace, call)
         for entry in declared_emitters(call.operation):
             try:
                 emitted = entry.emit(call) if entry.emit is not None else None

@@ -2,16 +2,18 @@
 
 Pass an :class:`OtelInstrumentation` to ``ObservedMemoryStore(..., telemetry=...)``:
 
-* every store call runs inside a span named by the GenAI memory conventions
-  (``update_memory`` for writes, supersedes and invalidations, ``delete_memory``,
-  ``search_memory``) with
-  ``gen_ai.operation.name``, ``gen_ai.memory.record.id`` for single-record calls,
-  ``recallstore.record.count``, ``gen_ai.conversation.id`` and ``recallstore.*``;
+* every store call runs inside a span named by the merged GenAI memory conventions
+  (``recallstore.events._genai_memory``: ``create_memory``, ``upsert_memory``,
+  ``update_memory``, ``delete_memory``, ``search_memory``) with
+  ``gen_ai.operation.name``, ``gen_ai.memory.store.id``, ``gen_ai.memory.record.id``
+  for single-record calls, ``gen_ai.memory.record.count``, ``gen_ai.conversation.id``
+  and, where the conventions have nothing, ``recallstore.*``;
 * each event is emitted as a log record with ``event_name`` = the event type, the
   envelope as its body, inside that span (a recall's inside whatever span is active);
-* the attributes are read from the event, so telemetry never holds more than the event:
-  ``gen_ai.memory.query.text`` appears only with ``include_query_text``, content only
-  (in the log body) with ``include_content``;
+* content — ``gen_ai.memory.query.text`` and ``gen_ai.memory.records`` — only when the
+  user opts in: ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` (``true``,
+  ``SPAN_ONLY`` or ``SPAN_AND_EVENT``) or ``capture_content=True``; a log record's body
+  holds content only when the event does (``include_content``, ``include_query_text``);
 * a failing processor or exporter never raises into the agent: the failure is logged
   once and counted in :attr:`OtelInstrumentation.failures`.
 
@@ -21,6 +23,7 @@ configured (the global ones unless given).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -29,8 +32,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from recallstore._version import __version__
 from recallstore.errors import MissingDependencyError
+from recallstore.events import _genai_memory as semconv
 from recallstore.events import catalogue
 from recallstore.events.models import MemoryEvent
+from recallstore.records import MemoryHit, MemoryRecord
 
 if TYPE_CHECKING:
     from opentelemetry._logs import LoggerProvider
@@ -59,13 +64,87 @@ class _SpanTrace:
             instrumentation._guard(lambda: span.set_attributes(instrumentation._attributes(event)))
         instrumentation._emit(event, span)
 
+    def finished(self, call: catalogue.StoreCall, *, failed: bool, store_id: str | None) -> None:
+        """Set what the conventions read from the call: the store id, the count and,
+        on the opt-in, the content."""
+        span = self._span
+        if span is not None:
+            attributes = _call_attributes(
+                call, failed, store_id, self._instrumentation.capture_content
+            )
+            self._instrumentation._guard(lambda: span.set_attributes(attributes))
+
+
+def _call_attributes(
+    call: catalogue.StoreCall, failed: bool, store_id: str | None, content: bool
+) -> dict[str, catalogue.AttributeValue]:
+    attributes: dict[str, catalogue.AttributeValue] = {}
+    if store_id is not None:
+        attributes[semconv.GEN_AI_MEMORY_STORE_ID] = store_id
+    count = _record_count(call, failed)
+    if count is not None:
+        attributes[semconv.GEN_AI_MEMORY_RECORD_COUNT] = count
+    if content and not failed:
+        query = call.arguments.get("query")
+        if call.operation == "search" and query is not None and query.query is not None:
+            attributes[semconv.GEN_AI_MEMORY_QUERY_TEXT] = query.query
+        records = _records_of(call)
+        if records is not None:
+            attributes[semconv.GEN_AI_MEMORY_RECORDS] = json.dumps(records, ensure_ascii=False)
+    return attributes
+
+
+def _record_count(call: catalogue.StoreCall, failed: bool) -> int | None:
+    """The records a search returned, or a write or delete attempted (the conventions'
+    ``gen_ai.memory.record.count``); a search's count comes from its event."""
+    if call.operation in ("write", "upsert", "supersede"):
+        return len(call.arguments["inputs"])
+    if call.operation in ("invalidate", "delete"):
+        return 1
+    if failed:
+        return None
+    if call.operation == "forget":
+        return int(call.result)
+    if call.operation == "get":
+        return int(call.result is not None)
+    return None
+
+
+def _records_of(call: catalogue.StoreCall) -> list[dict[str, Any]] | None:
+    """``gen_ai.memory.records`` (its JSON schema: content, id, score, metadata) for a
+    call that stored or retrieved records; None for the others."""
+    result = call.result
+    if call.operation in ("write", "upsert", "supersede", "search"):
+        return [_record_json(item) for item in result]
+    if call.operation == "get":
+        return [] if result is None else [_record_json(result)]
+    return None
+
+
+def _record_json(item: MemoryRecord | MemoryHit) -> dict[str, Any]:
+    record = item.record if isinstance(item, MemoryHit) else item
+    found: dict[str, Any] = {
+        "id": record.id,
+        "content": record.content,
+        "metadata": {"kind": record.kind},
+    }
+    if isinstance(item, MemoryHit) and item.score is not None:
+        found["score"] = item.score
+    return found
+
 
 class OtelInstrumentation:
     """``StoreTelemetry`` for OpenTelemetry. Never raises because of a provider or exporter.
 
     ``include_scope`` (default True) puts the scope pairs on spans and records as
-    ``recallstore.scope.<key>``: they are identifiers (tenant, user ids), not memory
-    content; turn it off when your telemetry backend must not hold them.
+    ``recallstore.scope.<key>``: the conventions have no scope, and a store id alone
+    cannot tell one tenant's calls from another's. They are the host's identifiers
+    (tenant, user ids), never memory content; turn it off when your telemetry backend
+    must not hold them (a user id may be an e-mail address).
+
+    ``capture_content`` puts ``gen_ai.memory.query.text`` and ``gen_ai.memory.records``
+    on spans; None (the default) reads ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
+    once, here (``true``, ``SPAN_ONLY`` or ``SPAN_AND_EVENT``, any case).
     """
 
     def __init__(
@@ -74,6 +153,7 @@ class OtelInstrumentation:
         tracer_provider: TracerProvider | None = None,
         logger_provider: LoggerProvider | None = None,
         include_scope: bool = True,
+        capture_content: bool | None = None,
     ) -> None:
         try:
             from opentelemetry import _logs, trace
@@ -89,6 +169,9 @@ class OtelInstrumentation:
             INSTRUMENTATION_NAME, __version__, logger_provider=logger_provider
         )
         self.include_scope = include_scope
+        self.capture_content = (
+            semconv.capture_content_from_env() if capture_content is None else capture_content
+        )
         self.failures = 0
 
     @contextmanager
@@ -99,13 +182,13 @@ class OtelInstrumentation:
         from opentelemetry import context as context_api
         from opentelemetry.trace import SpanKind, Status, StatusCode
 
-        name = catalogue.OPERATION_NAMES[operation]
+        name = semconv.OPERATION_NAMES[operation]
         attributes: dict[str, Any] = {
-            catalogue.GEN_AI_OPERATION_NAME: name,
+            semconv.GEN_AI_OPERATION_NAME: name,
             catalogue.RECALLSTORE_OPERATION: operation,
         }
         if record_id is not None:
-            attributes[catalogue.GEN_AI_MEMORY_RECORD_ID] = record_id
+            attributes[semconv.GEN_AI_MEMORY_RECORD_ID] = record_id
         span = self._guard(
             lambda: self._tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
         )

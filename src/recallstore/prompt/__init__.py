@@ -10,6 +10,8 @@ from recallstore.prompt._render import (
     Manual,
     RenderContext,
     escape_memory_text,
+    recall_entry_size,
+    recall_frame_size,
     render_recall,
 )
 
@@ -20,5 +22,7 @@ __all__ = [
     "Manual",
     "RenderContext",
     "escape_memory_text",
+    "recall_entry_size",
+    "recall_frame_size",
     "render_recall",
 ]

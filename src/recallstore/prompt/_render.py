@@ -32,6 +32,8 @@ __all__ = [
     "Manual",
     "RenderContext",
     "escape_memory_text",
+    "recall_entry_size",
+    "recall_frame_size",
     "render_recall",
 ]
 
@@ -117,6 +119,44 @@ class RenderContext:
     recall: Recall | None = None
 
 
+@cache
+def _recall_template() -> jinja2.Template:
+    return _environment().get_template("recall.md.j2")
+
+
+@cache
+def _recall_macros() -> Any:
+    # The template's top level reads these names; its macros are what is wanted here.
+    return _recall_template().make_module(vars={"profile": [], "hits": [], "omitted": 0})
+
+
+def _line_text(line: _EntryLine) -> str:
+    return str(_recall_macros().entry_line(line)) + "\n"
+
+
+def recall_entry_size(record: MemoryRecord) -> tuple[int, int]:
+    """Characters and UTF-8 bytes ``record`` adds to a recall block: its line and the
+    line break after it (``assemble_recall`` counts these against the budget)."""
+    text = _line_text(_entry_lines([record])[0])
+    return len(text), len(text.encode())
+
+
+@cache
+def recall_frame_size(has_profile: bool, has_hits: bool, omitted: int) -> tuple[int, int]:
+    """Characters and UTF-8 bytes of a recall block around its entries: the delimiters,
+    the introduction, the section headings present and the truncation note.
+
+    A block is exactly this plus :func:`recall_entry_size` of each entry.
+    """
+    stub = _EntryLine(date="", kind="", id="", text="")
+    text = (
+        _recall_template()
+        .render(profile=[stub] * has_profile, hits=[stub] * has_hits, omitted=omitted)
+        .replace(_line_text(stub), "")
+    )
+    return len(text), len(text.encode())
+
+
 def render_recall(recall: Recall | None) -> str | None:
     """The ``<recalled_memories>`` block for ``recall``, or None when nothing was recalled.
 
@@ -126,14 +166,10 @@ def render_recall(recall: Recall | None) -> str | None:
     """
     if recall is None or (not recall.entries and not recall.omitted):
         return None
-    return (
-        _environment()
-        .get_template("recall.md.j2")
-        .render(
-            profile=_entry_lines(recall.entries[: recall.profile_count]),
-            hits=_entry_lines(recall.entries[recall.profile_count :]),
-            omitted=recall.omitted,
-        )
+    return _recall_template().render(
+        profile=_entry_lines(recall.entries[: recall.profile_count]),
+        hits=_entry_lines(recall.entries[recall.profile_count :]),
+        omitted=recall.omitted,
     )
 
 

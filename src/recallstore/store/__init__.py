@@ -14,6 +14,7 @@ from recallstore.store.ids import (
     is_storable_id,
     new_record_id,
     new_record_ids,
+    store_id_from,
 )
 from recallstore.store.new_records import NewRecords, record_from_input, records_from_inputs
 from recallstore.store.observed import check_observed_at, observed_at_saved
@@ -29,6 +30,7 @@ from recallstore.store.protocol import (
     SupportsExportRecords,
     SupportsForget,
     SupportsImportRecords,
+    SupportsStoreId,
     common_scope,
     scope_matches,
 )
@@ -50,6 +52,7 @@ __all__ = [
     "SupportsExportRecords",
     "SupportsForget",
     "SupportsImportRecords",
+    "SupportsStoreId",
     "check_import_batch",
     "check_observed_at",
     "check_record_id",
@@ -67,6 +70,7 @@ __all__ = [
     "records_from_inputs",
     "records_to_import",
     "scope_matches",
+    "store_id_from",
     "tokenize",
     "utc_now",
 ]

@@ -1,7 +1,9 @@
-"""Record ids: how stores make them (time-ordered, URL-safe) and which ids they accept."""
+"""Record ids: how stores make them (time-ordered, URL-safe) and which ids they accept;
+and the id a store names itself by (:func:`store_id_from`)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import threading
@@ -141,3 +143,15 @@ def deterministic_ids(seed: int = 0) -> Callable[[], str]:
             return _encode_id(issued, draw(_RANDOM_BITS))
 
     return next_id
+
+
+def store_id_from(origin: str) -> str:
+    """A store's id (``gen_ai.memory.store.id``): 32 hex digits of SHA-256 over
+    ``origin``, what makes the store itself and no other (a durable store: the instant
+    its schema was first created, kept in its own database; see docs/observability.md).
+
+    The same store gives the same id in every process and after every restart; a copy
+    of its file is the same store. The id is a hash of an instant, so it carries no
+    path, URL, credential or memory content.
+    """
+    return hashlib.sha256(f"recallstore store\0{origin}".encode()).hexdigest()[:32]

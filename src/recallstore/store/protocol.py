@@ -147,3 +147,15 @@ class SupportsForget(Protocol):
         returns how many. An empty scope raises
         :class:`~recallstore.errors.MemoryValidationError` and deletes nothing."""
         ...
+
+
+@runtime_checkable
+class SupportsStoreId(Protocol):
+    """A store that can name itself: the ``gen_ai.memory.store.id`` of its telemetry."""
+
+    @property
+    def store_id(self) -> str | None:
+        """An id that is the same for every opening of this store (every process, every
+        restart) and differs between stores; None while it is not open. Derived from
+        nothing secret: see :func:`~recallstore.store.store_id_from`."""
+        ...

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES, SCOPE_LEXEME_PREFIX, index_stems
 from recallstore.backends.postgres.vectors import migration as vector_migration
 from recallstore.errors import StoreIncompatibleError
+from recallstore.store import store_id_from
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -22,6 +23,7 @@ __all__ = [
     "installed_version",
     "migrate",
     "migrations",
+    "read_store_id",
 ]
 
 Step = str | Callable[["AsyncConnection[Any]", str], Awaitable[None]]
@@ -241,6 +243,16 @@ async def installed_version(conn: AsyncConnection[Any], schema: str) -> int:
     cursor = await conn.execute(f"SELECT coalesce(max(version), 0) FROM {schema}.schema_migrations")
     row = await cursor.fetchone()
     return int(row[0]) if row is not None else 0
+
+
+async def read_store_id(conn: AsyncConnection[Any], schema: str) -> str | None:
+    """The store id of ``schema`` (``store_id_from``): from the schema's name and the
+    instant it was first migrated (its oldest ``schema_migrations`` row)."""
+    cursor = await conn.execute(
+        f"SELECT applied_at FROM {schema}.schema_migrations ORDER BY version LIMIT 1"
+    )
+    row = await cursor.fetchone()
+    return None if row is None else store_id_from(f"postgres:{schema}:{row[0].isoformat()}")
 
 
 async def migrate(conn: AsyncConnection[Any], schema: str, target: str) -> None:

@@ -35,7 +35,7 @@ from recallstore.backends.postgres.journal import (
     PostgresJournalPrimitives,
 )
 from recallstore.backends.postgres.lexemes import index_stems
-from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate
+from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate, read_store_id
 from recallstore.backends.postgres.search import (
     PostgresStatistics,
     filter_clauses,
@@ -178,6 +178,7 @@ class PostgresMemoryStore(
                     await vectors.record_embedder(conn, self._schema, self._target, self._embedder)
                 cursor = await conn.execute(f"SELECT max(created_at) FROM {self._table}")
                 newest = await cursor.fetchone()
+                self._store_id = await read_store_id(conn, self._schema)
         except psycopg.Error as exc:
             await pool.close()
             raise StoreUnavailableError(self._target, f"cannot open: {exc}") from None

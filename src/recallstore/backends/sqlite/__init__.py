@@ -6,7 +6,8 @@ pre-open checks), ``rows`` and ``insert`` (how records are laid out and written)
 ``search`` and ``ranked`` (listing and keyword search), ``vectors`` (hybrid search),
 ``delete`` and ``wal`` (deletion with the words gone), ``commit`` and ``commit_thread``
 (group commit), ``journal`` (the event journal's table), ``driver`` (which SQLite
-library runs it) and ``sidecars`` (a refused file's ``-wal``/``-shm`` cleaned up).
+library runs it), ``sidecars`` (a refused file's ``-wal``/``-shm`` cleaned up; the
+URI a read-only opening reads through) and ``read_only`` (opening a file only to look).
 """
 
 from recallstore.backends.sqlite.store import BUSY_TIMEOUT_SECONDS, SqliteMemoryStore

@@ -23,6 +23,7 @@ import aiosqlite
 
 from recallstore.backends.journal import JournalEntry
 from recallstore.backends.sqlite.rows import fetchone, run
+from recallstore.backends.sqlite.sidecars import reading_uri
 from recallstore.records import format_timestamp
 
 if TYPE_CHECKING:
@@ -140,6 +141,7 @@ class SqliteJournalPrimitives:
         _commits: GroupCommit
         _driver: SqliteDriver
         _watch: aiosqlite.Connection | None
+        _read_only: bool
 
         def _check_open(self) -> None: ...
         def _reading(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
@@ -175,5 +177,9 @@ class SqliteJournalPrimitives:
     async def _watcher(self) -> aiosqlite.Connection:
         self._check_open()
         if self._watch is None:
-            self._watch = await self._driver.connect(self.path, isolation_level=None)
+            # A read-only store watches through the same kind of connection it reads with.
+            target = reading_uri(self.path) if self._read_only else str(self.path)
+            self._watch = await self._driver.connect(
+                target, uri=self._read_only, isolation_level=None
+            )
         return self._watch

@@ -21,7 +21,7 @@ from recallstore.backends.sqlite.journal import JOURNAL_TABLE_STATEMENTS
 from recallstore.backends.sqlite.vectors import MIGRATION as VECTOR_STATEMENTS
 from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import format_timestamp
-from recallstore.store import utc_now
+from recallstore.store import store_id_from, utc_now
 
 __all__ = [
     "DEFAULT_TOKENIZER",
@@ -304,6 +304,16 @@ def check_location(path: Path) -> str | None:
     if header and header != _SQLITE_MAGIC:
         raise StoreUnavailableError(target, "the file is not a SQLite database")
     return f"{path.resolve().as_uri()}?mode=ro" if header else None
+
+
+async def read_store_id(conn: aiosqlite.Connection) -> str | None:
+    """The store id of this database (``store_id_from``): from the instant its schema
+    was first created, the oldest ``schema_migrations`` row; None without one."""
+    async with conn.execute(
+        "SELECT applied_at FROM schema_migrations ORDER BY version LIMIT 1"
+    ) as cursor:
+        row = await cursor.fetchone()
+    return None if row is None else store_id_from(f"sqlite:{row[0]}")
 
 
 async def read_user_version(conn: aiosqlite.Connection) -> int:

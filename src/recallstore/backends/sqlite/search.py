@@ -18,7 +18,7 @@ from the index's own totals, cached until the file changes.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, Literal
 
@@ -38,6 +38,7 @@ __all__ = [
     "FtsStatistics",
     "candidates_sql",
     "choose_driver_now",
+    "export_page",
     "filters_of",
     "fts5_totals",
     "listing_rows_now",
@@ -367,3 +368,24 @@ def candidates_sql(
         f"WHERE {condition} {order} LIMIT ?"
     )
     return sql, [*tags, *params]
+
+
+async def export_page(
+    conn: aiosqlite.Connection,
+    scope: Mapping[str, str],
+    after: tuple[str, str] | None,
+    size: int,
+) -> list[Any]:
+    """Up to ``size`` rows of ``scope`` after the key ``(created_at, id)``, in key order."""
+    conditions = [SCOPE_CHECK] * len(scope)
+    params: list[Any] = [part for pair in scope.items() for part in pair]
+    if after is not None:
+        conditions.append("(r.created_at, r.id) > (?, ?)")
+        params.extend(after)
+    where = " AND ".join(conditions) or "1"
+    async with conn.execute(
+        f"SELECT {RECORD_COLUMNS} FROM memory_records r WHERE {where} "
+        "ORDER BY r.created_at, r.id LIMIT ?",
+        [*params, size],
+    ) as cursor:
+        return list(await cursor.fetchall())

@@ -1,6 +1,8 @@
-"""Leaving a refused database file as we found it: no ``-wal`` / ``-shm`` of ours behind.
+"""Leaving a database file as we found it: no ``-wal`` / ``-shm`` of ours behind.
 
-The read-only probe of an existing file (``schema.probe_version``) makes SQLite create
+Two cases. A store opened read-only reads through the URI :func:`reading_uri` picks
+for the file (why each of its three answers: ``sqlite.read_only``). And a refused
+file: the read-only probe of an existing file (``schema.probe_version``) makes SQLite create
 the ``-wal`` and ``-shm`` files of a WAL-mode database, and a read-only connection
 cannot remove them when it closes. When the file is then refused (malformed, another
 application's, too new), the user would find two files they never asked for beside it.
@@ -13,6 +15,7 @@ last one on the file, and with nothing in the log the close writes nothing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
@@ -20,6 +23,28 @@ from pathlib import Path
 from recallstore.backends.sqlite.driver import SqliteDriver
 
 _SUFFIXES = ("-wal", "-shm")
+
+
+def can_write(path: Path) -> bool:
+    """True when this process may write ``path`` and create files beside it.
+
+    ``os.access`` asks the kernel with the real ids: ``chmod``, ``chattr +i`` and a
+    read-only mount all answer no (root only to the last two).
+    """
+    folder = path.parent
+    return os.access(path, os.W_OK) and os.access(folder, os.W_OK | os.X_OK)
+
+
+def reading_uri(path: Path) -> str:
+    """The SQLite URI that reads ``path`` without writing it or leaving files beside it:
+    ``mode=ro`` beside another connection's ``-wal``, else ``mode=rw`` when
+    :func:`can_write`, else ``immutable=1`` (``sqlite.read_only`` says why)."""
+    uri = path.resolve().as_uri()
+    if path.with_name(path.name + "-wal").exists():
+        return f"{uri}?mode=ro"
+    if can_write(path):
+        return f"{uri}?mode=rw"
+    return f"{uri}?immutable=1"
 
 
 def _sidecars(path: Path) -> list[Path]:

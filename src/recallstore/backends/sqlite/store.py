@@ -49,10 +49,10 @@ from recallstore.backends.sqlite.driver import SqliteDriver, choose_sqlite
 from recallstore.backends.sqlite.insert import PendingInsert, insert_now
 from recallstore.backends.sqlite.journal import SqliteJournalPrimitives
 from recallstore.backends.sqlite.ranked import hybrid_rows_now, ranked_search
+from recallstore.backends.sqlite.read_only import READ_ONLY_REASON, open_reader
 from recallstore.backends.sqlite.rows import (
     COLUMN_NAMES,
     COLUMNS,
-    RECORD_COLUMNS,
     execute_now,
     fetchone_now,
     listing_hits,
@@ -62,7 +62,7 @@ from recallstore.backends.sqlite.rows import (
     rows_by_key,
     run,
 )
-from recallstore.backends.sqlite.search import SCOPE_CHECK, FtsStatistics, listing_rows_now
+from recallstore.backends.sqlite.search import FtsStatistics, export_page, listing_rows_now
 from recallstore.backends.sqlite.sidecars import no_sidecars_left_on_refusal
 from recallstore.backends.sqlite.wal import (
     ATTEMPT_WAIT_MS,
@@ -113,7 +113,9 @@ class SqliteMemoryStore(
     ``$RECALLSTORE_SQLITE_DRIVER`` (docs/deletion.md). With ``embedder=`` search is
     hybrid (docs/hybrid-search.md); ``embedder="default"`` is recallstore's own
     (the ``semantic`` extra); another embedder than the file's raises
-    :class:`~recallstore.errors.EmbedderMismatchError`.
+    :class:`~recallstore.errors.EmbedderMismatchError`. With ``read_only=True`` it writes
+    nothing, journals none of its reads and opens a file it cannot write
+    (``sqlite.read_only``); its writes raise :class:`StoreUnavailableError`.
     """
 
     durable = True
@@ -130,8 +132,12 @@ class SqliteMemoryStore(
         journal: JournalSettings | None = DEFAULT_JOURNAL,
         sqlite_driver: str | None = None,
         embedder: Embedder | str | None = None,
+        read_only: bool = False,
     ) -> None:
         super().__init__(clock=clock, ids=ids, journal=journal)
+        self._read_only = False
+        if read_only:
+            self._look_only()
         self._driver: SqliteDriver = choose_sqlite(sqlite_driver)
         self._init_hybrid(embedder)
         self._vector_cache = vectors.VectorCache(lambda: self._vector_check)
@@ -150,6 +156,10 @@ class SqliteMemoryStore(
         )
         # Deleted text left in the WAL because a reader held an older snapshot.
         self._wal = WalScrub(self._scrub_wal_when_free)
+
+    def _look_only(self) -> None:
+        super()._look_only()
+        self._read_only = True
 
     @classmethod
     def from_url(cls, url: str) -> Self:
@@ -184,6 +194,12 @@ class SqliteMemoryStore(
         async with self._lock:
             if self._conn is not None:
                 return
+            if self._read_only:
+                self._conn = await open_reader(
+                    self.path, self._driver, self._embedder, BUSY_TIMEOUT_SECONDS
+                )
+                self._store_id = await schema.read_store_id(self._conn)
+                return
             target = str(self.path)
             probe_uri = schema.check_location(self.path)
             if probe_uri is not None:
@@ -206,6 +222,7 @@ class SqliteMemoryStore(
                     raise StoreUnavailableError(target, f"cannot open: {exc}") from exc
                 raise
             self._conn = conn
+            self._store_id = await schema.read_store_id(conn)
         await self._start_journal()
 
     async def _configure(self, conn: aiosqlite.Connection) -> None:
@@ -300,6 +317,8 @@ class SqliteMemoryStore(
         ``conn.execute`` on the handle: only those two run in the call's savepoint (a
         journal entry, atomic with the call, goes through ``later`` like the inserts).
         """
+        if self._read_only:
+            raise StoreUnavailableError(str(self.path), READ_ONLY_REASON)
         writing = self._commits.call(self._connection)
         return self._wal.scrubbed_then(writing) if self._wal.pending else writing
 
@@ -418,24 +437,12 @@ class SqliteMemoryStore(
     async def _export(self, scope: Mapping[str, str]) -> AsyncIterator[MemoryRecord]:
         """Pages keyed on ``(created_at, id)``, so each record is yielded once even when
         others are written meanwhile; the connection is free between pages."""
-        conditions = [SCOPE_CHECK] * len(scope)
-        scope_params = [part for pair in scope.items() for part in pair]
         after: tuple[str, str] | None = None
         while True:
-            keyset = ["(r.created_at, r.id) > (?, ?)"] if after is not None else []
-            where = " AND ".join([*conditions, *keyset]) or "1"
-            async with (
-                self._reading() as conn,
-                conn.execute(
-                    f"SELECT {RECORD_COLUMNS} FROM memory_records r WHERE {where} "
-                    "ORDER BY r.created_at, r.id LIMIT ?",
-                    [*scope_params, *(after or ()), _EXPORT_PAGE],
-                ) as cursor,
-            ):
-                rows = list(await cursor.fetchall())
+            async with self._reading() as conn:
+                rows = await export_page(conn, scope, after, _EXPORT_PAGE)
             for row in rows:
                 yield record_from_row(row)
             if len(rows) < _EXPORT_PAGE:
                 return
-            last = rows[-1]
-            after = (last[COLUMN_NAMES.index("created_at")], last[0])
+            after = (rows[-1][COLUMN_NAMES.index("created_at")], rows[-1][0])

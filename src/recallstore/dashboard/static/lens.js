@@ -1,6 +1,7 @@
 // recallstore memory lens: the live feed. Plain JavaScript, no build step, no network
-// beyond this page's own /events stream. Event data is untrusted: it is only ever
-// inserted as text (textContent), never as HTML.
+// beyond this page's own /events stream and /api/snippets. Event data and record
+// content are untrusted: they are only ever inserted as text (textContent), never as
+// HTML.
 (function () {
   "use strict";
 
@@ -8,6 +9,7 @@
   var statusBadge = document.getElementById("feed-status");
   var emptyHint = document.getElementById("feed-empty");
   var recordUrl = feed ? feed.dataset.recordUrl : "/records/";
+  var snippetsUrl = feed ? feed.dataset.snippetsUrl : null;
   var maxItems = feed ? parseInt(feed.dataset.maxItems, 10) || 200 : 200;
   var seenIds = new Set();
 
@@ -27,12 +29,88 @@
     return span;
   }
 
+  // ---- what the records a row names say ------------------------------------------------
+  // Events carry ids, kinds and counts, not content. Each record link starts as its id
+  // and is filled in with the record's kind and opening words, read from the store
+  // behind the token (/api/snippets, batched); a record no longer stored says so.
+  var snippets = new Map();   // id -> {kind, status, snippet, hidden_characters} or null
+  var waiting = new Map();    // id -> [links] still to fill
+  var fetchTimer = null;
+
+  function fillLink(link, info) {
+    link.textContent = "";
+    if (!info) {
+      link.appendChild(el("span", "ref-gone", "no longer stored"));
+      link.appendChild(el("span", "ref-id", link.dataset.recordId.slice(0, 10) + "\u2026"));
+      link.dataset.status = "gone";
+      return;
+    }
+    link.dataset.status = info.status;
+    link.appendChild(el("span", "ref-kind", info.kind));
+    link.appendChild(el("span", "ref-text", info.snippet));
+    if (info.hidden_characters) {
+      link.appendChild(el("span", "ref-hidden", "+" + plural(info.hidden_characters, "invisible character")));
+    }
+    if (info.status !== "valid") link.appendChild(el("span", "ref-status", info.status));
+  }
+
+  function fetchSnippets() {
+    fetchTimer = null;
+    var ids = Array.from(waiting.keys()).slice(0, 100);
+    if (!ids.length || !snippetsUrl) return;
+    var query = ids.map(function (id) { return "id=" + encodeURIComponent(id); }).join("&");
+    fetch(snippetsUrl + "?" + query, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (body) {
+        if (!body || typeof body.records !== "object") return;
+        ids.forEach(function (id) {
+          var info = Object.prototype.hasOwnProperty.call(body.records, id) ? body.records[id] : null;
+          snippets.set(id, info);
+          (waiting.get(id) || []).forEach(function (link) { fillLink(link, info); });
+          waiting.delete(id);
+        });
+        if (waiting.size) scheduleSnippets();
+      })
+      .catch(function () { /* the ids stay shown; the next row retries */ });
+  }
+
+  function scheduleSnippets() {
+    if (fetchTimer === null) fetchTimer = setTimeout(fetchSnippets, 30);
+  }
+
+  function want(id, link) {
+    if (snippets.has(id)) {
+      fillLink(link, snippets.get(id));
+      return;
+    }
+    if (!waiting.has(id)) waiting.set(id, []);
+    waiting.get(id).push(link);
+    scheduleSnippets();
+  }
+
+  // A write changes what the records it names stand as (superseded, invalidated,
+  // deleted): the write renderer has them read again, for the rows already showing them.
+  function refreshRecords(ids) {
+    if (!feed) return;
+    (ids || []).forEach(function (id) {
+      id = String(id);
+      if (!snippets.has(id)) return;
+      snippets.delete(id);
+      feed.querySelectorAll("a.record-id").forEach(function (link) {
+        if (link.dataset.recordId === id) want(id, link);
+      });
+    });
+  }
+
   function recordLinks(ids) {
     var span = el("span", "ids");
     (ids || []).forEach(function (id) {
       var link = el("a", "record-id", id);
       link.href = recordUrl + encodeURIComponent(id);
+      link.title = id;
+      link.dataset.recordId = String(id);
       span.appendChild(link);
+      want(String(id), link);
     });
     return span;
   }
@@ -70,12 +148,13 @@
     "agent.memory.write": function (event) {
       var data = event.data || {};
       var details = [];
+      refreshRecords((data.record_ids || []).concat(data.superseded_ids || []));
       failure(details, data);
       details.push(kv("scope", scopeChips(event.scope)));
       if (has(data, "kinds") && data.kinds.length) details.push(kv("kinds", data.kinds.join(", ")));
       if (has(data, "record_ids") && data.record_ids.length) {
-        var created = data.operation === "write" || data.operation === "supersede";
-        details.push(kv(created ? "records" : "record", recordLinks(data.record_ids)));
+        var label = { write: "saved", supersede: "saved", invalidate: "invalidated", delete: "deleted" };
+        details.push(kv(label[data.operation] || "record", recordLinks(data.record_ids)));
       }
       if (has(data, "superseded_ids") && data.superseded_ids.length) {
         details.push(kv("supersedes", recordLinks(data.superseded_ids)));
@@ -103,7 +182,7 @@
       if (data.include_invalidated) details.push(kv("with", "invalidated"));
       if (data.include_expired) details.push(kv("with", "expired"));
       if (has(data, "result_ids") && data.result_ids.length) {
-        details.push(kv("hits", recordLinks(data.result_ids)));
+        details.push(kv("found", recordLinks(data.result_ids)));
       }
       if (has(data, "duration_ms")) details.push(kv("took", data.duration_ms.toFixed(1) + " ms"));
       var count = has(data, "result_count") ? data.result_count : 0;
@@ -117,12 +196,12 @@
       details.push(kv("profile", data.profile_count));
       details.push(kv("hits", data.hit_count));
       details.push(kv("omitted", data.omitted));
-      details.push(kv("chars", data.chars + " / " + data.budget_chars));
+      details.push(kv("block", data.chars + " / " + data.budget_chars + " chars"));
       details.push(kv("bytes", data.bytes));
       if (has(data, "query")) details.push(kv("text", "\u201c" + data.query + "\u201d"));
       else if (data.query_chars) details.push(kv("text", plural(data.query_chars, "char")));
       if (has(data, "record_ids") && data.record_ids.length) {
-        details.push(kv("entries", recordLinks(data.record_ids)));
+        details.push(kv("recalled", recordLinks(data.record_ids)));
       }
       var count = (data.profile_count || 0) + (data.hit_count || 0);
       var summary = "recall · " + count + (count === 1 ? " entry" : " entries");
@@ -259,13 +338,38 @@
     statusBadge.textContent = text;
   }
 
+  // The feed is ordered by when events happened (their timestamp: fixed-width ISO 8601,
+  // so the strings sort in time order), ties by id, newest on top. Events arrive in
+  // journal order, which is not that order: a process journals its searches and
+  // recalls in batches after its writes, so a late-arriving older event is placed
+  // where it belongs, not on top. Rows without a timestamp (gap notices) stay put.
+  function isOlder(item, timestamp, id) {
+    var other = item.dataset.timestamp;
+    if (!other) return false;
+    if (other !== timestamp) return other < timestamp;
+    return Number(item.dataset.eventId || 0) < id;
+  }
+
+  function place(item, envelope) {
+    var timestamp = typeof envelope.timestamp === "string" ? envelope.timestamp : "";
+    if (!timestamp) {
+      feed.insertBefore(item, feed.firstChild);
+      return;
+    }
+    item.dataset.timestamp = timestamp;
+    var id = Number(envelope.id || 0);
+    var next = feed.firstElementChild;
+    while (next && !isOlder(next, timestamp, id)) next = next.nextElementSibling;
+    feed.insertBefore(item, next);
+  }
+
   function show(envelope) {
     var key = envelope.id !== undefined ? String(envelope.id) : null;
     if (key !== null) {
       if (seenIds.has(key)) return;
       seenIds.add(key);
     }
-    feed.insertBefore(renderEvent(envelope), feed.firstChild);
+    place(renderEvent(envelope), envelope);
     if (emptyHint) emptyHint.hidden = true;
     while (feed.children.length > maxItems) feed.removeChild(feed.lastChild);
     if (seenIds.size > maxItems * 4) seenIds = new Set();
