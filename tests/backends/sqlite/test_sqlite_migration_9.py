@@ -27,6 +27,7 @@ async def test_a_version_8_file_gains_revisions_and_keeps_its_records(tmp_path: 
         conn.executescript(
             """
             BEGIN;
+            ALTER TABLE memory_scope DROP COLUMN observed_us;
             DROP TABLE memory_revisions;
             DELETE FROM schema_migrations WHERE version >= 9;
             PRAGMA user_version = 8;
