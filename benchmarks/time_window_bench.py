@@ -8,6 +8,13 @@ year. The same user-scoped keyword queries and listings run with and without a
 in one run; the table gives p50 and p95 of each and the ratio of the p50s.
 
     .venv/bin/python benchmarks/time_window_bench.py [--records 100000] [--queries 400]
+
+``--db PATH`` keeps the store in ``PATH``, and a later run with the same ``--db``,
+``--records`` and ``--seed`` measures it again without building it (the 1M file takes
+minutes to build; a file an older release built is migrated when it opens, and the
+migration's time is printed). ``--backend memory`` or ``--backend postgres`` (a
+schema of its own in ``--postgres``, dropped afterwards) measures another backend's
+windowed listing and search the same way.
 """
 
 from __future__ import annotations
@@ -19,11 +26,17 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
+from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
+from recallstore.store import MemoryStore
 
 NOW = datetime.now(UTC)
 _BATCH = 2_000
@@ -43,7 +56,7 @@ def _word(rng: random.Random, words: list[str]) -> str:
     return words[min(int(rng.expovariate(1 / 300)), len(words) - 1)]
 
 
-async def build(store: SqliteMemoryStore, records: int, seed: int) -> tuple[list[str], int]:
+async def build(store: MemoryStore, records: int, seed: int) -> tuple[list[str], int]:
     rng = random.Random(seed)
     words = _vocabulary(rng)
     users = max(records // 100, 1)
@@ -67,7 +80,7 @@ async def build(store: SqliteMemoryStore, records: int, seed: int) -> tuple[list
 
 
 async def measure(
-    store: SqliteMemoryStore, words: list[str], users: int, queries: int, seed: int
+    store: MemoryStore, words: list[str], users: int, queries: int, seed: int
 ) -> None:
     rng = random.Random(seed + 1)
     timings: dict[str, list[float]] = {
@@ -107,11 +120,54 @@ async def measure(
         print(f"p50 {windowed} / {plain}: {ratio:.2f}x")
 
 
-async def main_async(records: int, queries: int, seed: int, directory: str | None) -> None:
-    with tempfile.TemporaryDirectory(prefix="recallstore-time-", dir=directory) as tmp:
-        async with SqliteMemoryStore(Path(tmp) / "memory.db", journal=None) as store:
+async def build_or_open(path: Path, records: int, queries: int, seed: int) -> None:
+    existed = await asyncio.to_thread(path.exists)
+    started = time.perf_counter()
+    async with SqliteMemoryStore(path, journal=None) as store:
+        if existed:
+            print(f"opened {path} in {time.perf_counter() - started:.1f} s (migration included)")
+            words, users = _vocabulary(random.Random(seed)), max(records // 100, 1)
+        else:
             words, users = await build(store, records, seed)
-            await measure(store, words, users, queries, seed)
+        await measure(store, words, users, queries, seed)
+
+
+@asynccontextmanager
+async def postgres_store(dsn: str) -> AsyncIterator[MemoryStore]:
+    """A Postgres store in a schema of its own, dropped afterwards."""
+    import psycopg
+
+    from recallstore.backends.postgres import PostgresMemoryStore
+
+    schema = f"window_{uuid.uuid4().hex[:12]}"
+    try:
+        async with PostgresMemoryStore(dsn, schema=schema) as store:
+            yield store
+    finally:
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            await conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+async def main_async(
+    records: int, queries: int, seed: int, directory: str | None, db: str | None, args: Any
+) -> None:
+    if args.backend != "sqlite":
+        started = time.perf_counter()
+        if args.backend == "memory":
+            async with InMemoryMemoryStore() as store:
+                words, users = await build(store, records, seed)
+                await measure(store, words, users, queries, seed)
+        else:
+            async with postgres_store(args.postgres) as store:
+                words, users = await build(store, records, seed)
+                await measure(store, words, users, queries, seed)
+        print(f"{args.backend}: {time.perf_counter() - started:.0f} s in all")
+        return
+    if db is not None:
+        await build_or_open(Path(db), records, queries, seed)
+        return
+    with tempfile.TemporaryDirectory(prefix="recallstore-time-", dir=directory) as tmp:
+        await build_or_open(Path(tmp) / "memory.db", records, queries, seed)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,8 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=400)
     parser.add_argument("--seed", type=int, default=26)
     parser.add_argument("--dir", default=None, help="where the temporary store goes")
+    parser.add_argument("--db", default=None, help="a store file to keep, or to measure again")
+    parser.add_argument("--backend", choices=("sqlite", "memory", "postgres"), default="sqlite")
+    parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1:5432/test")
     args = parser.parse_args(argv)
-    asyncio.run(main_async(args.records, args.queries, args.seed, args.dir))
+    asyncio.run(main_async(args.records, args.queries, args.seed, args.dir, args.db, args))
     return 0
 
 

@@ -6,7 +6,11 @@ aiosqlite's thread) and bytes the process sent to the disk per record (``/proc``
 only) do not, so two trees can be compared on a loaded machine. Batch writes of
 1,000 records up to ``--records``, then 64 single-record writers x 20 calls.
 
-    .venv/bin/python benchmarks/write_cost.py [--records 100000]
+    .venv/bin/python benchmarks/write_cost.py [--records 100000] [--observed]
+
+``--observed`` gives every input an ``observed_at`` a few days before the write (an
+imported conversation), the case where a record stores its observed time beside the
+save's, in ``memory_records`` and (schema version 10) in each of its scope rows.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import resource
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from store_bench import WRITERS, Corpus
@@ -54,10 +59,21 @@ def line(
     )
 
 
-async def run(records: int, folder: Path) -> None:
+def dated(inputs: list[MemoryWriteInput], observed: bool) -> list[MemoryWriteInput]:
+    """``inputs``, each observed some days ago when ``observed`` asks for it."""
+    if not observed:
+        return inputs
+    now = datetime.now(UTC)
+    return [
+        inp.model_copy(update={"observed_at": now - timedelta(days=1 + n % 300)})
+        for n, inp in enumerate(inputs)
+    ]
+
+
+async def run(records: int, folder: Path, observed: bool = False) -> None:
     corpus = Corpus(users=max(records // 100, 1))
-    batches = [corpus.inputs(1000) for _ in range(records // 1000)]
-    singles = [corpus.inputs(ROUNDS) for _ in range(WRITERS)]
+    batches = [dated(corpus.inputs(1000), observed) for _ in range(records // 1000)]
+    singles = [dated(corpus.inputs(ROUNDS), observed) for _ in range(WRITERS)]
     async with SqliteMemoryStore(
         folder / "store.db", journal=None, sqlite_driver="stdlib"
     ) as store:
@@ -72,7 +88,7 @@ async def run(records: int, folder: Path) -> None:
 
         await asyncio.gather(*(writer(mine) for mine in singles))
         end = sample()
-    print(f"\n{records:,} records")
+    print(f"\n{records:,} records{' observed before the write' if observed else ''}")
     print(line("batch write", records, start, loaded))
     print(line(f"{WRITERS} writers", WRITERS * ROUNDS, loaded, end))
 
@@ -80,10 +96,11 @@ async def run(records: int, folder: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, nargs="+", default=[100_000])
+    parser.add_argument("--observed", action="store_true", help="inputs dated in the past")
     args = parser.parse_args()
     for records in args.records:
         with tempfile.TemporaryDirectory(prefix="recallstore-bench-") as tmp:
-            asyncio.run(run(records, Path(tmp)))
+            asyncio.run(run(records, Path(tmp), args.observed))
     return 0
 
 

@@ -32,6 +32,7 @@ from recallstore.context import call_context
 from recallstore.errors import ConfigurationError
 from recallstore.prompt import recall_entry_size, recall_frame_size
 from recallstore.records import MAX_CONTENT_CHARS, MemoryHit, MemoryRecord, MemorySearchQuery
+from recallstore.sameness import normal_form
 from recallstore.store import MemoryStore, utc_now
 
 __all__ = [
@@ -138,12 +139,18 @@ async def assemble_recall(
     with call_context(conversation_id=conversation_id, run_id=run_id):
         profile = [hit.record for hit in await store.search(profile_query)]
         hits = [] if hits_query.is_listing else await _hits(store, hits_query, now, time_zone)
+        # One line per statement: a store that already holds equal records (saved
+        # before write-time deduplication) shows the first of them only.
         seen = {record.id for record in profile}
-        candidates = [(record, True) for record in profile]
-        for hit in hits:
-            if hit.record.id not in seen:
-                seen.add(hit.record.id)
-                candidates.append((hit.record, False))
+        said: set[str] = set()
+        candidates: list[tuple[MemoryRecord, bool]] = []
+        for record, is_profile in [(r, True) for r in profile] + [(h.record, False) for h in hits]:
+            text = normal_form(record.content)
+            if text in said or (not is_profile and record.id in seen):
+                continue
+            seen.add(record.id)
+            said.add(text)
+            candidates.append((record, is_profile))
 
         entries, profile_count, omitted, used, used_bytes = _fit(candidates, budget_chars)
         recall = Recall(

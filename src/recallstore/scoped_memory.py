@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from recallstore._dedupe import equal_valid_record, keyed_by_content
 from recallstore.context import CallContext, call_context
 from recallstore.errors import (
     ConfigurationError,
@@ -125,9 +126,25 @@ class ScopedMemory:
     ) -> MemoryRecord:
         """Save a memory in the scope, optionally superseding one of the scope's valid memories.
 
-        Model mistakes (bad content or tags, a ``supersedes`` id that is not found or no
-        longer valid) raise :class:`~recallstore.tools.ToolFailure`.
+        A plain save (no ``supersedes``) of content equal to a valid memory of exactly
+        this scope (:mod:`recallstore.sameness`) returns that memory and writes nothing;
+        :meth:`remember` also says which happened. Model mistakes (bad content or tags,
+        a ``supersedes`` id that is not found or no longer valid) raise
+        :class:`~recallstore.tools.ToolFailure`.
         """
+        record, _ = await self.remember(content, kind=kind, tags=tags, supersedes=supersedes)
+        return record
+
+    async def remember(
+        self,
+        content: str,
+        *,
+        kind: MemoryKind = "fact",
+        tags: Iterable[str] = (),
+        supersedes: str | None = None,
+    ) -> tuple[MemoryRecord, bool]:
+        """:meth:`save`, returning ``(record, already)``: ``already`` is True when an equal
+        valid memory of this exact scope was returned instead of a new one."""
         if supersedes is not None:
             old = await self.get(supersedes, field="supersedes")
             if old.is_invalidated:
@@ -148,6 +165,12 @@ class ScopedMemory:
             )
         except MemoryValidationError as exc:
             raise ToolFailure("invalid_arguments", str(exc), [exc.field]) from None
+        if supersedes is None:
+            with self._context():
+                equal = await equal_valid_record(self._store, entry.scope, entry.content)
+            if equal is not None:
+                return equal, True
+            entry = keyed_by_content(self._store, entry)
         try:
             with self._context():
                 (record,) = await self._store.write([entry])
@@ -161,7 +184,9 @@ class ScopedMemory:
                 "search again for the current memory.",
                 ["supersedes"],
             ) from None
-        return record
+        # The loser of two concurrent equal saves gets the winner's record back from the
+        # content key (S16) and is reported as saved: the store still holds one row.
+        return record, False
 
     async def search(
         self,

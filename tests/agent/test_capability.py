@@ -85,7 +85,10 @@ async def test_nothing_recalled_means_no_block(store: MemoryStore) -> None:
 
 async def test_budget_settings_reach_the_recall(store: MemoryStore) -> None:
     await store.write(
-        [MemoryWriteInput(scope={"user": "u"}, kind="profile", content="x" * 50) for _ in range(3)]
+        [
+            MemoryWriteInput(scope={"user": "u"}, kind="profile", content=f"{i}" * 50)
+            for i in range(3)
+        ]
     )
     (first, _, _) = [
         hit.record for hit in await store.search(MemorySearchQuery(scope={"user": "u"}))

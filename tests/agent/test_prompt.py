@@ -21,6 +21,7 @@ from recallstore.prompt import (
 )
 from recallstore.recall import Recall
 from recallstore.records import MemoryKind, MemoryRecord
+from recallstore.sameness import normal_form
 
 SCOPE = {"tenant": "acme", "user": "u1"}
 ENTRY_LINE = re.compile(r"^- \[\d{4}-\d{2}-\d{2} (fact|preference|episode|profile) id=[^\]\s]+\] ")
@@ -140,8 +141,12 @@ def assert_block_is_intact(block: str, recall: Recall) -> None:
     assert block.count(RECALL_OPEN) == 1
     assert block.count(RECALL_CLOSE) == 1
     entry_lines = [line for line in lines if line.startswith("- ")]
-    assert len(entry_lines) == len(recall.entries)
-    for line, entry in zip(entry_lines, recall.entries, strict=True):
+    # One line per statement: equal entries (recallstore.sameness) show once, the first.
+    shown: dict[str, MemoryRecord] = {}
+    for record in recall.entries:
+        shown.setdefault(normal_form(record.content), record)
+    assert len(entry_lines) == len(shown)
+    for line, entry in zip(entry_lines, shown.values(), strict=True):
         assert ENTRY_LINE.match(line)
         assert line.startswith(
             f"- [{entry.created_at:%Y-%m-%d} {entry.kind} id={escape_memory_text(entry.id)}] "

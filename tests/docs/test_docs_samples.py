@@ -23,6 +23,7 @@ OWNED = [
     "integrations.md",
     "langgraph.md",
     "capture.md",
+    "consolidation.md",
 ]
 
 
@@ -119,3 +120,11 @@ def test_capture_sample_runs(tmp_path: Path) -> None:
         "2 0",
         "['user: I adopted a cat named Miso.', 'assistant: What a lovely name!']",
     ]
+
+
+def test_consolidation_sample_runs(tmp_path: Path) -> None:
+    [sample] = python_blocks("consolidation.md")
+    result = run_python(sample, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "2 change(s), 0 no-op(s), 0 rejected" in result.stdout
+    assert "duplicate of: the same text, saved again" in result.stdout

@@ -72,9 +72,11 @@ async def toolbox_session(store: MemoryStore) -> None:
 
 
 SESSION_TYPES = [
+    "agent.memory.search",  # a plain save first looks for an equal memory
     "agent.memory.write",
     "agent.memory.search",
     "agent.memory.write",
+    "agent.memory.search",
     "agent.memory.write",
     "agent.memory.write",
     "agent.memory.search",
@@ -103,7 +105,7 @@ async def test_toolbox_session_streams_write_search_recall_in_order_with_ids(
         await toolbox_session(store)
         messages = await reader.until(is_recall)
     assert [m.event for m in messages] == SESSION_TYPES
-    assert [m.id for m in messages] == [str(n) for n in range(1, 9)]
+    assert [m.id for m in messages] == [str(n) for n in range(1, 11)]
     events = [parse_event(m.data) for m in messages]
     assert events == list(bus.replay())
     assert all(
@@ -123,14 +125,14 @@ async def test_reconnect_with_last_event_id_receives_exactly_the_missed_events(
         seen = [await reader.next(), await reader.next()]
     assert [m.id for m in seen] == ["1", "2"]
     await wait_for(lambda: bus.stats().subscriptions == 0)  # the server let the client go
-    await toolbox_session(store)  # events 3..10 happen while disconnected
+    await toolbox_session(store)  # events 3..12 happen while disconnected
     async with stream(server, headers={**AUTH, "Last-Event-ID": "2"}) as reader:
         missed = await reader.until(is_recall)
         await store.write([MemoryWriteInput(scope=ADA, content="live")])
         live = await reader.next()
-    assert [m.id for m in missed] == [str(n) for n in range(3, 11)]
+    assert [m.id for m in missed] == [str(n) for n in range(3, 13)]
     assert [m.event for m in missed] == SESSION_TYPES
-    assert (live.id, live.event) == ("11", "agent.memory.write")
+    assert (live.id, live.event) == ("13", "agent.memory.write")
 
 
 async def test_last_event_id_older_than_the_buffer_gets_an_explicit_gap() -> None:
@@ -206,12 +208,12 @@ async def test_scope_filtered_subscriber_never_sees_another_tenants_events(
         await bob.call("memory_search", {"query": "coffee"})
         await store.write([MemoryWriteInput(scope={"tenant": "acme", "user": "eve"}, content="e")])
         await store.write([MemoryWriteInput(scope=ADA, content="sentinel")])
-        ada_messages = await ada_reader.until(lambda m: m.id == "12")
-        all_messages = await everyone.until(lambda m: m.id == "12")
+        ada_messages = await ada_reader.until(lambda m: m.id == "15")
+        all_messages = await everyone.until(lambda m: m.id == "15")
     ada_scopes = [parse_event(m.data).scope for m in ada_messages]
-    assert ada_scopes == [ADA] * 9
-    assert [m.id for m in ada_messages] == [*(str(n) for n in range(1, 9)), "12"]
-    assert len(all_messages) == 12
+    assert ada_scopes == [ADA] * 11
+    assert [m.id for m in ada_messages] == [*(str(n) for n in range(1, 11)), "15"]
+    assert len(all_messages) == 15
     assert {json.dumps(parse_event(m.data).scope) for m in all_messages} >= {json.dumps(BOB)}
 
 

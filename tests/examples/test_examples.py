@@ -159,7 +159,8 @@ def test_agent_beside_the_lens_journals_each_conversation(tmp_path: Path) -> Non
     events = [json.loads(line) for line in tail.stdout.splitlines()]
     writes = [e for e in events if e["type"] == "agent.memory.write"]
     assert [w["data"]["record_ids"] for w in writes] == [[record_id] for record_id in saved]
-    # Each conversation's turn-1 recall: two searches and the recall itself.
+    # Each conversation's turn-1 recall (two searches and the recall itself), then its
+    # save's look for an equal memory (write-time deduplication).
     kinds = [e["type"].rsplit(".", 1)[-1] for e in events if e["type"] != "agent.memory.write"]
-    assert kinds == ["search", "search", "recall"] * 2
+    assert kinds == ["search", "search", "recall", "search"] * 2
     assert [e["id"] for e in events] == sorted({e["id"] for e in events})

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.errors import MemoryConflictError, MemoryNotFoundError
@@ -22,6 +23,7 @@ from recallstore.records import (
     MemoryStoreCapabilities,
     MemoryWriteInput,
 )
+from recallstore.store import RecordChange, StoredRevision
 
 
 class _Mutant(InMemoryMemoryStore):
@@ -336,3 +338,47 @@ class WindowOnCreatedAt(_Mutant):
             if (after is None or hit.record.created_at >= after)
             and (before is None or hit.record.created_at < before)
         ][: query.limit]
+
+
+class ReviseOneByOne(_Mutant):
+    """Applies a revision's changes one at a time: a refused change leaves the earlier."""
+
+    async def revise(
+        self,
+        revision_id: str,
+        scope: Mapping[str, str],
+        changes: Sequence[RecordChange],
+        body: str,
+    ) -> StoredRevision:
+        kept = None
+        for index, change in enumerate(changes):
+            kept = await super().revise(f"{revision_id}-{index}", scope, [change], body)
+        return await super().revise(revision_id, scope, [], body) if kept is None else kept
+
+
+class RevertForgetsUpdatedAt(_Mutant):
+    """Makes the records valid again but leaves the revision's updated_at on them."""
+
+    async def revert_revision(self, revision_id: str) -> StoredRevision:
+        kept = await self.revision(revision_id)
+        reverted = await super().revert_revision(revision_id)
+        for item in kept.undo if kept is not None else ():
+            record = self._records[item.id]
+            self._records[item.id] = record.model_copy(update={"updated_at": item.revised_at})
+        return reverted
+
+
+class RevertWithoutChecks(_Mutant):
+    """Restores a revision's records without checking what they hold now."""
+
+    async def revert_revision(self, revision_id: str) -> StoredRevision:
+        kept = await self.revision(revision_id)
+        if kept is None or kept.reverted_at is not None:
+            return await super().revert_revision(revision_id)
+        for item in kept.undo:
+            if item.id in self._records:
+                self._records[item.id] = self._records[item.id].model_copy(
+                    update={"invalid_at": item.invalid_at, "invalid_reason": item.invalid_reason}
+                )
+        self._revisions[revision_id] = replace(kept, reverted_at=kept.created_at)
+        return self._revisions[revision_id]

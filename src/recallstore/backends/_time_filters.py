@@ -82,8 +82,12 @@ def sqlite_time_conditions(query: MemorySearchQuery, now: datetime) -> tuple[lis
         where.append("(r.expires_at IS NULL OR r.expires_at > ?)")
         params.append(as_of or format_timestamp(now))
     if query.observed_after is not None:
-        where.append(f"{_SQLITE_OBSERVED} >= ?")
-        params.append(format_timestamp(query.observed_after))
+        # SQLite stores an observed time only when it is before the save, so nothing
+        # saved before the window is in it: the bound on created_at lets a listing's
+        # walk of the recency index stop at the window's start.
+        after = format_timestamp(query.observed_after)
+        where.append(f"r.created_at >= ? AND {_SQLITE_OBSERVED} >= ?")
+        params.extend((after, after))
     if query.observed_before is not None:
         where.append(f"{_SQLITE_OBSERVED} < ?")
         params.append(format_timestamp(query.observed_before))

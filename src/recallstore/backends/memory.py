@@ -12,6 +12,7 @@ import uuid
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from datetime import datetime
 from typing import Final, Self
 
@@ -24,6 +25,7 @@ from recallstore._search.query import (
 )
 from recallstore.backends._forget_extension import ForgetsScopes
 from recallstore.backends._hybrid import HybridSearch
+from recallstore.backends._revise_extension import RevisesRecords
 from recallstore.backends._time_filters import stands_then
 from recallstore.backends._vectors import Matrix, numpy, top_cosine
 from recallstore.backends.base import (
@@ -40,7 +42,9 @@ from recallstore.store import (
     FORGET_EXTENSION,
     IDEMPOTENCY_EXTENSION,
     IMPORT_EXTENSION,
+    REVISE_EXTENSION,
     Clock,
+    StoredRevision,
     new_record_id,
     scope_matches,
     store_id_from,
@@ -53,7 +57,7 @@ MEMORY_TARGET: Final = "memory:"
 """The store target (``--db``, ``RECALLSTORE_DB``) of a new in-memory store."""
 
 
-class InMemoryMemoryStore(ForgetsScopes[None], HybridSearch[None]):
+class InMemoryMemoryStore(RevisesRecords[None], ForgetsScopes[None], HybridSearch[None]):
     """A process-local ``MemoryStore``: keyword or hybrid search, not durable, import,
     export, forget.
 
@@ -65,7 +69,13 @@ class InMemoryMemoryStore(ForgetsScopes[None], HybridSearch[None]):
 
     durable = False
     extensions = frozenset(
-        {IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION, FORGET_EXTENSION}
+        {
+            IMPORT_EXTENSION,
+            EXPORT_EXTENSION,
+            IDEMPOTENCY_EXTENSION,
+            FORGET_EXTENSION,
+            REVISE_EXTENSION,
+        }
     )
 
     def __init__(
@@ -84,6 +94,7 @@ class InMemoryMemoryStore(ForgetsScopes[None], HybridSearch[None]):
         self._stems: dict[str, Counter[str]] = {}
         self._postings: dict[str, set[str]] = {}
         self._tokens = 0
+        self._revisions: dict[str, StoredRevision] = {}
         self._lock = asyncio.Lock()
         self._closed = False
         # Its records live as long as this object: so does its id.
@@ -156,6 +167,18 @@ class InMemoryMemoryStore(ForgetsScopes[None], HybridSearch[None]):
 
     async def _update(self, handle: None, id: str, changes: RecordChanges) -> None:
         self._records[id] = self._records[id].model_copy(update=dict(changes))
+
+    async def _keep_revision(self, handle: None, revision: StoredRevision) -> None:
+        self._revisions[revision.id] = revision
+
+    async def _fetch_revision(self, handle: None, revision_id: str) -> StoredRevision | None:
+        return self._revisions.get(revision_id)
+
+    async def _all_revisions(self, handle: None) -> list[StoredRevision]:
+        return list(self._revisions.values())
+
+    async def _mark_reverted(self, handle: None, revision_id: str, at: datetime) -> None:
+        self._revisions[revision_id] = replace(self._revisions[revision_id], reverted_at=at)
 
     async def _delete(self, id: str) -> None:
         async with self._lock:

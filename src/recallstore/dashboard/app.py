@@ -6,6 +6,7 @@ Routes (all behind the token, except ``/static`` and ``/favicon.ico``):
 * ``/records``: records by scope, with search, kinds, "show invalidated";
 * ``/records/{id}``: one record, its provenance and its supersede chain;
 * ``/recall``: the exact turn-1 recall block for a scope and a first message;
+* ``/plans``, ``/api/plans``: the applied consolidation plans with their diffs;
 * ``/api/records`` …: a small JSON API (write, read, search, invalidate);
 * ``/api/events``, ``/api/snippets``: the feed in time order, and what its records say;
 * ``/events``: the SSE stream (``recallstore.events.sse``).
@@ -81,6 +82,7 @@ def create_dashboard_app(
         from recallstore.dashboard._auth import TokenGate
         from recallstore.dashboard._feed import FeedApi
         from recallstore.dashboard._pages import DashboardPages
+        from recallstore.dashboard._plans import PlansView
         from recallstore.events import EVENT_TYPES, ObservedMemoryStore
         from recallstore.events.sse import create_sse_app
     except ImportError as exc:
@@ -110,6 +112,8 @@ def create_dashboard_app(
         root = request.scope.get("root_path", "")
         return RedirectResponse(f"{root}/static/favicon.svg", status_code=308)
 
+    plans = PlansView(pages, observed.inner)
+
     async def http_error(request: Request, exc: Exception) -> Response:
         status_code = exc.status_code if isinstance(exc, HTTPException) else 500
         # Inside a Mount, root_path includes the mount's prefix; app_root_path does not.
@@ -136,6 +140,8 @@ def create_dashboard_app(
         Route("/api/events", feed_api.events, methods=["GET"]),
         Route("/api/snippets", feed_api.snippets, methods=["GET"]),
         Route("/favicon.ico", favicon),
+        Route("/plans", plans.page, name="plans"),
+        Route("/api/plans", plans.api, methods=["GET"]),
         Route("/api/records", api.create, methods=["POST"]),
         Route("/api/records", api.search, methods=["GET"]),
         Route("/api/records/{record_id:str}", api.read, methods=["GET"]),

@@ -55,6 +55,7 @@ from recallstore.store import (
     FORGET_EXTENSION,
     IMPORT_EXTENSION,
     JOURNAL_EXTENSION,
+    REVISE_EXTENSION,
     MemoryStore,
     SupportsExportRecords,
     SupportsForget,
@@ -157,11 +158,13 @@ class ObservedMemoryStore:
         ``"export"`` is kept when the wrapped store has it (``export_records`` passes
         through), and so is ``"forget"`` (traced: :meth:`forget`); ``"import"`` never
         is: an import is a mutation no event could describe record by record, so
-        restores go to the unwrapped store (:attr:`inner`).
+        restores go to the unwrapped store (:attr:`inner`). Nor is ``"revise"``:
+        consolidation plans are applied to the unwrapped store, whose journal records
+        one event per operation.
         """
         inner = self._store.capabilities()
         # The journal is the wrapped store's: a JournalFeed reads it from ``inner``.
-        dropped = {IMPORT_EXTENSION, JOURNAL_EXTENSION}
+        dropped = {IMPORT_EXTENSION, JOURNAL_EXTENSION, REVISE_EXTENSION}
         extensions = set(inner.extensions) - dropped
         if not isinstance(self._store, SupportsExportRecords):
             extensions.discard(EXPORT_EXTENSION)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from recallstore._unicode import DROPPED_CATEGORIES, JOINERS, escape_table
+from recallstore.sameness import normal_form
 from recallstore.values import model_date
 
 if TYPE_CHECKING:  # the render layer imports nothing from the machinery at run time
@@ -94,9 +95,14 @@ class _EntryLine:
     """The day the thing was said, when it is not the day it was saved."""
 
 
-def _entry_lines(records: Iterable[MemoryRecord]) -> list[_EntryLine]:
+def _entry_lines(records: Iterable[MemoryRecord], said: set[str]) -> list[_EntryLine]:
+    # ``said`` is shared by the block's sections: a statement is shown once, where first.
     lines = []
     for record in records:
+        text = normal_form(record.content)
+        if text in said:
+            continue
+        said.add(text)
         saved = model_date(record.created_at)
         observed = model_date(record.observed_at)
         lines.append(
@@ -137,7 +143,7 @@ def _line_text(line: _EntryLine) -> str:
 def recall_entry_size(record: MemoryRecord) -> tuple[int, int]:
     """Characters and UTF-8 bytes ``record`` adds to a recall block: its line and the
     line break after it (``assemble_recall`` counts these against the budget)."""
-    text = _line_text(_entry_lines([record])[0])
+    text = _line_text(_entry_lines([record], set())[0])
     return len(text), len(text.encode())
 
 
@@ -166,9 +172,10 @@ def render_recall(recall: Recall | None) -> str | None:
     """
     if recall is None or (not recall.entries and not recall.omitted):
         return None
+    said: set[str] = set()
     return _recall_template().render(
-        profile=_entry_lines(recall.entries[: recall.profile_count]),
-        hits=_entry_lines(recall.entries[recall.profile_count :]),
+        profile=_entry_lines(recall.entries[: recall.profile_count], said),
+        hits=_entry_lines(recall.entries[recall.profile_count :], said),
         omitted=recall.omitted,
     )
 

@@ -2,7 +2,8 @@
 
 One module a topic: ``protocol`` (the protocol, the lifecycle, the named extensions),
 ``ids`` (record ids), ``clock`` (the store's clock), ``new_records`` (records built from
-write inputs) and ``transfer`` (import batches). Import the names from here.
+write inputs), ``transfer`` (import batches) and ``revise`` (the revision extension).
+Import the names from here.
 """
 
 from recallstore._search.text import MAX_QUERY_TERMS, query_terms, tokenize
@@ -34,6 +35,13 @@ from recallstore.store.protocol import (
     common_scope,
     scope_matches,
 )
+from recallstore.store.revise import (
+    REVISE_EXTENSION,
+    RecordChange,
+    RecordUndo,
+    StoredRevision,
+    SupportsRevise,
+)
 from recallstore.store.transfer import check_import_batch, newest_timestamp, records_to_import
 from recallstore.values import is_valid_record_id, utc_now
 
@@ -44,14 +52,19 @@ __all__ = [
     "IMPORT_EXTENSION",
     "JOURNAL_EXTENSION",
     "MAX_QUERY_TERMS",
+    "REVISE_EXTENSION",
     "Clock",
     "MemoryStore",
     "MonotonicClock",
     "NewRecords",
+    "RecordChange",
+    "RecordUndo",
     "StoreLifecycle",
+    "StoredRevision",
     "SupportsExportRecords",
     "SupportsForget",
     "SupportsImportRecords",
+    "SupportsRevise",
     "SupportsStoreId",
     "check_import_batch",
     "check_observed_at",

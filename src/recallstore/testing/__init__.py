@@ -72,6 +72,8 @@ from recallstore.testing.ordering import (  # noqa: E402
     OrderingConformance,
 )
 from recallstore.testing.payloads import PayloadConformance  # noqa: E402
+from recallstore.testing.proposer import ScriptedProposer  # noqa: E402
+from recallstore.testing.revise import ReviseConformance  # noqa: E402
 from recallstore.testing.scope import ScopeConformance  # noqa: E402
 from recallstore.testing.supersede import SupersedeConformance  # noqa: E402
 from recallstore.testing.timeline import TimeConformance  # noqa: E402
@@ -103,7 +105,9 @@ __all__ = [
     "MemoryStoreConformance",
     "OrderingConformance",
     "PayloadConformance",
+    "ReviseConformance",
     "ScopeConformance",
+    "ScriptedProposer",
     "SingleOpenerConformance",
     "StoreFactory",
     "StoreHarness",
@@ -122,6 +126,7 @@ class MemoryStoreConformance(
     InvalidateConformance,
     DeleteGetConformance,
     ForgetConformance,
+    ReviseConformance,
     ScopeConformance,
     FilterConformance,
     TimeConformance,

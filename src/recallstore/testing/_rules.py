@@ -73,6 +73,17 @@ RULES: dict[str, str] = {
     "observed_before (a half-open window) filters on it, within the scope",
     "S20": "as_of=T returns the records valid at T: created_at <= T, invalid_at None or > T "
     "(include_invalidated still widens), expires_at None or > T (include_expired still widens)",
+    "S21": "(revise) revise(id, scope, changes, body) invalidates every named record, each a "
+    "valid record of exactly that scope, with its reason (and superseded_by a valid record of "
+    "the scope that stays valid or leads, along the revision's links, to one that does), in "
+    "one transaction, and keeps the revision; a missing or out-of-scope record -> "
+    "MemoryNotFoundError, an invalid one, one named twice, a successor that ends nowhere "
+    "valid or a kept revision id -> MemoryConflictError, and nothing changes",
+    "S22": "(revise) revert_revision(id) restores exactly what each changed record held "
+    "(invalid_at, invalid_reason, superseded_by, updated_at) in one transaction, once; a record "
+    "changed or deleted since, or a key taken since -> MemoryConflictError, nothing changes",
+    "S23": "(revise) a revision racing a supersede of the same record never forks the chain: "
+    "exactly one of them changes it",
     "lifecycle": "a store is an async context manager; once closed, every protocol method "
     "raises StoreUnavailableError",
     "ext": "export_records streams every record in a scope oldest first; import_records "

@@ -11,7 +11,7 @@ from recallstore.tools import ToolArguments, ToolResult, ToolSpec
 from recallstore.toolset._common import MAX_TOOL_CONTENT_CHARS, MAX_TOOL_TAGS, MemoryView, Tag
 from recallstore.values import MAX_ID_CHARS
 
-__all__ = ["MEMORY_SAVE", "SaveArguments", "SaveResult"]
+__all__ = ["ALREADY_REMEMBERED", "MEMORY_SAVE", "SaveArguments", "SaveResult"]
 
 if TYPE_CHECKING:
     # Only for types: the specs bind to no store, so the pure Manual may import them.
@@ -56,17 +56,30 @@ class SaveArguments(ToolArguments):
     )
 
 
+ALREADY_REMEMBERED = (
+    "Already remembered: an equal memory was saved before, so nothing new was written. "
+    "To change it, save the corrected memory with `supersedes` set to its id."
+)
+"""The note of a memory_save whose content equals a valid memory of the scope."""
+
+
 class SaveResult(ToolResult):
     """What memory_save returns: the saved memory and the id it superseded, if any."""
 
     memory: MemoryView
     superseded_id: str | None = None
+    already_remembered: bool = False
+    note: str | None = None
 
 
 async def _save(memory: ScopedMemory, args: SaveArguments) -> SaveResult:
-    record = await memory.save(
+    record, already = await memory.remember(
         args.content, kind=args.kind, tags=args.tags, supersedes=args.supersedes
     )
+    if already:
+        return SaveResult(
+            memory=MemoryView.of(record), already_remembered=True, note=ALREADY_REMEMBERED
+        )
     return SaveResult(memory=MemoryView.of(record), superseded_id=args.supersedes)
 
 

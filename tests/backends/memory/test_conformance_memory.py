@@ -48,6 +48,9 @@ from tests.testing.kit_mutants import (
     ReinvalidateOverwrites,
     ReturnsEveryRecordForAnyQuery,
     ReturnsInvalidated,
+    RevertForgetsUpdatedAt,
+    RevertWithoutChecks,
+    ReviseOneByOne,
     ScopeValuesWithoutKeys,
     SubstringMatching,
     SupersedeOfInvalidForks,
@@ -161,6 +164,9 @@ _MUTANTS = [
     (CapsLimitAtHundred, "test_s12_maximum_limit_returns_a_thousand_records", {"query": None}),
     (TruncatesLongContent, "test_s14_values_at_every_limit_are_stored_without_loss", {}),
     (FlipFloppingCapabilities, "test_s15_capabilities_declare_search_mode_and_durability", {}),
+    (ReviseOneByOne, "test_s21_revise_refuses_and_changes_nothing", {}),
+    (RevertForgetsUpdatedAt, "test_s22_revert_restores_exactly_once", {}),
+    (RevertWithoutChecks, "test_s22_revert_refuses_a_changed_world", {}),
 ]
 
 _HOSTILE = "test_s13_hostile_query_never_raises_and_matches_only_its_words"
@@ -173,7 +179,13 @@ _RAISING_MUTANTS = [
 async def _run_kit_test(name: str, store: InMemoryMemoryStore, **arguments: Any) -> None:
     test: Callable[..., Coroutine[Any, Any, None]] = getattr(MemoryStoreConformance(), name)
     # Sub-suite tests take the store under the fixture name that gates them.
-    gates = {"keyword_store", "durable_store", "shared_store", "single_opener_store"}
+    gates = {
+        "keyword_store",
+        "durable_store",
+        "shared_store",
+        "single_opener_store",
+        "revising_store",
+    }
     gated = gates & set(inspect.signature(test).parameters)
     await test(**{gated.pop() if gated else "store": store}, **arguments)
 

@@ -187,7 +187,7 @@ async def test_reembed_keeps_pgvector_at_the_new_dimension(
     assert dimension == 64
 
 
-async def test_a_version_8_store_stays_on_real_arrays(
+async def test_a_version_9_store_stays_on_real_arrays(
     pgvector_url: str, pgvector_schema: str
 ) -> None:
     scope = {"user": "ana"}
@@ -197,8 +197,8 @@ async def test_a_version_8_store_stays_on_real_arrays(
         await store.write([MemoryWriteInput(scope=scope, content="a job at the clinic")])
         await store.move_vectors("array")
     with psycopg.connect(pgvector_url, autocommit=True) as conn:
-        # Back to version 8: vectors in real[], no record of where they live.
-        conn.execute(f"DELETE FROM {pgvector_schema}.schema_migrations WHERE version >= 9")
+        # Back to version 9: vectors in real[], no record of where they live.
+        conn.execute(f"DELETE FROM {pgvector_schema}.schema_migrations WHERE version >= 10")
         conn.execute(f"ALTER TABLE {pgvector_schema}.memory_embedder DROP COLUMN storage")
     async with PostgresMemoryStore(
         pgvector_url, schema=pgvector_schema, embedder=ToyEmbedder()

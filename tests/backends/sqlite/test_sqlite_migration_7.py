@@ -56,6 +56,7 @@ def _downgrade_to_6(db: Path) -> None:
             ALTER TABLE old_scope RENAME TO memory_scope;
             CREATE INDEX memory_scope_recency ON memory_scope (key, value, created_us, record_seq);
             ALTER TABLE memory_records DROP COLUMN observed_at;
+            DROP TABLE memory_revisions;
             DELETE FROM schema_migrations WHERE version >= 7;
             PRAGMA user_version = 6;
             COMMIT;

@@ -32,7 +32,9 @@ def _downgrade_to_7(db: Path) -> None:
         conn.executescript(
             """
             BEGIN;
+            ALTER TABLE memory_scope DROP COLUMN observed_us;
             ALTER TABLE memory_records DROP COLUMN observed_at;
+            DROP TABLE memory_revisions;
             DELETE FROM schema_migrations WHERE version >= 8;
             PRAGMA user_version = 7;
             COMMIT;

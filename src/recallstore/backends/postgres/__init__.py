@@ -2,10 +2,10 @@
 
 The public names are the ones re-exported here; the modules beside this file are the
 backend's internals: ``store`` (the class), ``schema`` (migrations), ``search`` (filters
-and keyword search), ``vectors`` (hybrid search), ``pgvector`` (vectors under
-an HNSW index when the extension is there) and ``journal`` (the event journal's
-table and ``LISTEN/NOTIFY``). Importing it needs no driver; opening a store needs the
-``postgres`` extra.
+and keyword search), ``vectors`` (hybrid search), ``pgvector`` (vectors under an
+HNSW index when the extension is there), ``journal`` (the event journal's table and
+``LISTEN/NOTIFY``) and ``revisions`` (the ``"revise"`` extension's plans). Importing it
+needs no driver; opening a store needs the ``postgres`` extra.
 """
 
 from recallstore.backends.postgres.store import SCHEMA_VERSION, PostgresMemoryStore

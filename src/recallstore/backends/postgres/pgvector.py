@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_INDEXED_DIMENSION",
+    "STORAGE_LABELS",
     "VectorStorage",
     "create_table",
     "drop_table",
@@ -34,6 +35,9 @@ __all__ = [
 
 VectorStorage = Literal["array", "pgvector"]
 """Where a Postgres store keeps its vectors: ``real[]`` or a pgvector ``vector(d)``."""
+
+STORAGE_LABELS: Final[dict[str, str]] = {"pgvector": "pgvector (HNSW, cosine)", "array": "real[]"}
+"""How ``describe()`` names each storage."""
 
 MAX_INDEXED_DIMENSION: Final = 2_000
 """pgvector's HNSW index takes ``vector`` columns of at most this many dimensions."""

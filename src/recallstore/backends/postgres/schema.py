@@ -226,12 +226,24 @@ def migrations(schema: str) -> list[Sequence[Step]]:
         # Memories in time (issue 26): when the remembered thing was said or happened;
         # NULL means at the save (created_at), so adding it rewrites no row.
         [f"ALTER TABLE {schema}.memory_records ADD COLUMN observed_at timestamptz"],
-        # Version 9 (issue 30): where the vectors live, real[] or pgvector.
+        # Consolidation plans (issue 27): the "revise" extension keeps each applied plan
+        # and what every record it changed held before, so the plan can be reverted.
+        [
+            f"""CREATE TABLE {schema}.memory_revisions (
+                id text PRIMARY KEY,
+                scope text NOT NULL,
+                created_at text NOT NULL,
+                body text NOT NULL,
+                undo text NOT NULL,
+                reverted_at text
+            )"""
+        ],
+        # Version 10 (issue 30): where the vectors live, real[] or pgvector.
         storage_migration(schema),
     ]
 
 
-SCHEMA_VERSION: Final = 9
+SCHEMA_VERSION: Final = 10
 """The schema version this code writes; a newer database is refused."""
 
 

@@ -35,7 +35,8 @@ from recallstore.backends.postgres.journal import (
     PostgresJournalPrimitives,
 )
 from recallstore.backends.postgres.lexemes import index_stems
-from recallstore.backends.postgres.pgvector import VectorStorage
+from recallstore.backends.postgres.pgvector import STORAGE_LABELS, VectorStorage
+from recallstore.backends.postgres.revisions import PostgresRevisions
 from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate, read_store_id
 from recallstore.backends.postgres.search import (
     PostgresStatistics,
@@ -50,6 +51,7 @@ from recallstore.store import (
     FORGET_EXTENSION,
     IDEMPOTENCY_EXTENSION,
     IMPORT_EXTENSION,
+    REVISE_EXTENSION,
     Clock,
     new_record_id,
     utc_now,
@@ -77,10 +79,6 @@ _COLUMNS = (
     "invalid_reason, superseded_by, expires_at, target, payload, supports, idempotency_key, "
     "observed_at"
 )
-_STORAGE_LABELS: dict[str, str] = {
-    "pgvector": "pgvector (HNSW, cosine)",
-    "array": "real[]",
-}
 _COLUMN_NAMES = tuple(name.strip() for name in _COLUMNS.split(","))
 
 
@@ -89,6 +87,7 @@ def _redact(dsn: str) -> str:
 
 
 class PostgresMemoryStore(
+    PostgresRevisions,
     PostgresJournalPrimitives,
     JournalsRecalls,
     ForgetsScopes["AsyncConnection[Any]"],
@@ -101,7 +100,13 @@ class PostgresMemoryStore(
 
     durable = True
     extensions = frozenset(
-        {IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION, FORGET_EXTENSION}
+        {
+            IMPORT_EXTENSION,
+            EXPORT_EXTENSION,
+            IDEMPOTENCY_EXTENSION,
+            FORGET_EXTENSION,
+            REVISE_EXTENSION,
+        }
     )
 
     def __init__(
@@ -143,25 +148,20 @@ class PostgresMemoryStore(
         return cls(url)
 
     def describe(self) -> StoreDescription:
-        """``PostgresMemoryStore`` at its URL, password redacted; no file. Once open
-        with an embedder, the label says where the vectors live (pgvector or real[])."""
+        """At its URL, password redacted; open with an embedder, where its vectors live."""
         label = type(self).__name__
         if self._embedder is not None and self._vector_storage is not None:
-            label += f" · vectors in {_STORAGE_LABELS[self._vector_storage]}"
+            label += f" · vectors in {STORAGE_LABELS[self._vector_storage]}"
         return StoreDescription(label=label, target=self._target)
 
     @property
     def vector_storage(self) -> VectorStorage | None:
-        """Where this store's vectors live, ``"pgvector"`` (``vector(d)`` under HNSW) or
-        ``"array"`` (``real[]``); None until it is open with an embedder."""
+        """``"pgvector"`` or ``"array"`` (``real[]``); None until open with an embedder."""
         return self._vector_storage
 
     async def move_vectors(self, to: VectorStorage) -> int:
-        """Move every stored vector to ``to`` (``"pgvector"`` or ``"array"``) in one
-        transaction; how many moved. The only way a store's vectors change place:
-        opening one never moves them (docs/postgres.md)."""
-        if to not in _STORAGE_LABELS:
-            raise ConfigurationError(f"to must be 'pgvector' or 'array', got {to!r}")
+        """Move every vector to ``to`` (``"pgvector"`` or ``"array"``) in one transaction;
+        how many moved. Opening a store never moves them (docs/postgres.md)."""
         async with self._writing() as conn:
             moved = await vectors.move_vectors(conn, self._schema, self._target, to)
         if self._embedder is not None:

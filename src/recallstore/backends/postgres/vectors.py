@@ -1,13 +1,13 @@
 """The Postgres backend's vectors (hybrid search): schema, writes, nearest records.
 
 ``memory_embedder`` records the one embedder that made the vectors and where they
-live (``storage``, schema version 9): in pgvector (``postgres.pgvector``, chosen when
+live (``storage``, schema version 10): in pgvector (``postgres.pgvector``, chosen when
 the first embedder is recorded and the extension is there) or, as before, a ``real[]``
 per record in ``memory_vectors`` (schema version 6), deleted with its record (``ON
 DELETE CASCADE``). In ``real[]`` the nearest records are found among the records
 passing the query's filters: the scope's rows come through the scope index, their
 vectors are compared in numpy, so a scoped search costs what the scope costs; an
-unscoped one reads every vector. Stores recorded before version 9 stay in ``real[]``
+unscoped one reads every vector. Stores recorded before version 10 stay in ``real[]``
 until :func:`move_vectors` is asked for.
 """
 
@@ -59,7 +59,7 @@ def migration(schema: str) -> list[str]:
 
 
 def storage_migration(schema: str) -> list[str]:
-    """Schema version 9: where the vectors live; every embedder recorded before stays
+    """Schema version 10: where the vectors live; every embedder recorded before stays
     in ``real[]`` (a move is :func:`move_vectors`, never a migration)."""
     return [
         f"ALTER TABLE {schema}.memory_embedder ADD COLUMN storage text NOT NULL "
@@ -246,6 +246,8 @@ async def move_vectors(
     ``FOR UPDATE``, so writers of vectors wait); how many moved. Nothing to move
     without a recorded embedder; :class:`ConfigurationError` (nothing changed) when
     pgvector is asked for and the extension cannot be had here."""
+    if to not in pgvector.STORAGE_LABELS:
+        raise ConfigurationError(f"to must be 'pgvector' or 'array', got {to!r}")
     cursor = await conn.execute(
         f"SELECT dimension, storage FROM {schema}.memory_embedder FOR UPDATE"
     )

@@ -7,7 +7,8 @@ pre-open checks), ``rows`` and ``insert`` (how records are laid out and written)
 ``delete`` and ``wal`` (deletion with the words gone), ``commit`` and ``commit_thread``
 (group commit), ``journal`` (the event journal's table), ``driver`` (which SQLite
 library runs it), ``sidecars`` (a refused file's ``-wal``/``-shm`` cleaned up; the
-URI a read-only opening reads through) and ``read_only`` (opening a file only to look).
+URI a read-only opening reads through), ``read_only`` (opening a file only to look) and
+``revisions`` (the consolidation plans the ``"revise"`` extension keeps).
 """
 
 from recallstore.backends.sqlite.store import BUSY_TIMEOUT_SECONDS, SqliteMemoryStore

@@ -63,7 +63,17 @@ class PendingInsert:
     same empty columns share one statement; a batch mostly has one.
     """
 
-    __slots__ = ("contents", "count", "nulls", "pairs", "recency", "tags", "terms", "values")
+    __slots__ = (
+        "contents",
+        "count",
+        "nulls",
+        "observed",
+        "pairs",
+        "recency",
+        "tags",
+        "terms",
+        "values",
+    )
 
     def __init__(self, records: Sequence[MemoryRecord]) -> None:
         self._start(len(records))
@@ -90,6 +100,7 @@ class PendingInsert:
         self.values: list[tuple[Any, ...]] = []  # the other columns' values
         self.pairs: list[tuple[tuple[str, str], ...]] = []
         self.recency: list[int] = []
+        self.observed: list[int | None] = []  # memory_scope.observed_us (schema 10)
         self.contents: list[str] = []
         self.terms: list[str] = []
         self.tags: list[Sequence[str]] = []
@@ -103,6 +114,11 @@ class PendingInsert:
         self.values.append(values)
         self.pairs.append(pairs)
         self.recency.append(recency_key(created_at))
+        # As memory_records.observed_at: NULL unless observed before the save.
+        observed_at = fields["observed_at"]
+        self.observed.append(
+            None if observed_at is None or observed_at >= created_at else recency_key(observed_at)
+        )
         self.contents.append(fields["content"])
         self.terms.append(terms)
         self.tags.append(fields["tags"])
@@ -123,14 +139,18 @@ class PendingInsert:
         ``first_seq``; the benchmark replays the same ones through plain sqlite3."""
         records: dict[tuple[bool, ...], list[tuple[Any, ...]]] = {}
         scope: list[tuple[int, str, str, int]] = []
+        # A record observed before its save: its scope rows carry that time too. Apart,
+        # so the rows of the others bind no NULL (see the class's docstring).
+        scope_observed: list[tuple[int, str, str, int, int]] = []
         tags: list[tuple[int, str]] = []
         fts: list[tuple[int, str, str]] = []
         seq = first_seq
-        for nulls, values, pairs, recency, content, terms, tag_names in zip(
+        for nulls, values, pairs, recency, observed, content, terms, tag_names in zip(
             self.nulls,
             self.values,
             self.pairs,
             self.recency,
+            self.observed,
             self.contents,
             self.terms,
             self.tags,
@@ -140,14 +160,20 @@ class PendingInsert:
             if rows is None:
                 rows = records[nulls] = []
             rows.append((seq, *values))
-            for key, value in pairs:
-                scope.append((seq, key, value, recency))
+            if observed is None:
+                for key, value in pairs:
+                    scope.append((seq, key, value, recency))
+            else:
+                for key, value in pairs:
+                    scope_observed.append((seq, key, value, recency, observed))
             fts.append((seq, content, terms))
             if tag_names:
                 tags.extend([(seq, tag) for tag in tag_names])
             seq += 1
         statements: Statements = [(_insert_record(nulls), rows) for nulls, rows in records.items()]
         statements.append((_INSERT_SCOPE, scope))
+        if scope_observed:
+            statements.append((_INSERT_SCOPE_OBSERVED, scope_observed))
         statements.append((_INSERT_FTS, fts))
         if tags:
             statements.append((_INSERT_TAG, tags))
@@ -182,6 +208,10 @@ def insert_now(db: sqlite3.Connection, pending: PendingInsert) -> None:
 _NEXT_SEQ: Final = "SELECT coalesce(max(seq), 0) + 1 FROM memory_records"
 _INSERT_SCOPE: Final = (
     "INSERT INTO memory_scope (record_seq, key, value, created_us) VALUES (?, ?, ?, ?)"
+)
+_INSERT_SCOPE_OBSERVED: Final = (
+    "INSERT INTO memory_scope (record_seq, key, value, created_us, observed_us) "
+    "VALUES (?, ?, ?, ?, ?)"
 )
 _INSERT_TAG: Final = "INSERT INTO memory_tags (record_seq, tag) VALUES (?, ?)"
 _INSERT_FTS: Final = "INSERT INTO memory_fts (rowid, content, scope_terms) VALUES (?, ?, ?)"

@@ -247,6 +247,50 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
     # the column costs nothing where it says nothing; searches read
     # coalesce(observed_at, created_at).
     (8, ("ALTER TABLE memory_records ADD COLUMN observed_at TEXT",)),
+    # Consolidation plans (issue 27): the "revise" extension keeps each applied plan
+    # and what every record it changed held before, so the plan can be reverted.
+    (
+        9,
+        (
+            """CREATE TABLE memory_revisions (
+                id TEXT PRIMARY KEY,
+                scope TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                body TEXT NOT NULL,
+                undo TEXT NOT NULL,
+                reverted_at TEXT
+            )""",
+        ),
+    ),
+    # A scoped listing with an observed window (issue 26): each scope row carries its
+    # record's observed time (microseconds since 1970, as created_us), NULL where it is
+    # created_us, as in memory_records. The listing walks the pair's rows newest first
+    # as before and skips those outside the window in the row itself, reading a record
+    # only when it is in the window: a window that holds fewer than the limit costs a
+    # scan of the scope's rows, not a look-up of every record in the scope. A column,
+    # not a second index: a write keeps one scope row per pair.
+    (
+        10,
+        (
+            "ALTER TABLE memory_scope ADD COLUMN observed_us INTEGER",
+            # Driven by the dated records (a scan of memory_records, then each of their
+            # rows by its PRIMARY KEY): a file where none is dated is done in a
+            # fraction of a second at 1M records (UPDATE ... FROM walked every scope
+            # row and its record: 23 s).
+            """UPDATE memory_scope SET observed_us = (
+                SELECT CAST(strftime('%s', substr(r.observed_at, 1, 19)) AS INTEGER) * 1000000
+                    + CAST(substr(r.observed_at, 21, 6) AS INTEGER)
+                FROM memory_records AS r WHERE r.seq = memory_scope.record_seq
+            ) WHERE (key, value, created_us, record_seq) IN (
+                SELECT pair.key, pair.value,
+                    CAST(strftime('%s', substr(r.created_at, 1, 19)) AS INTEGER) * 1000000
+                        + CAST(substr(r.created_at, 21, 6) AS INTEGER),
+                    r.seq
+                FROM memory_records AS r, json_each(r.scope) AS pair
+                WHERE r.observed_at IS NOT NULL
+            )""",
+        ),
+    ),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]

@@ -28,7 +28,7 @@ from recallstore._search.porter import porter_stem
 from recallstore._search.query import CorpusStatistics, QueryTerm
 from recallstore._search.text import fts5_words, tokenize
 from recallstore.backends._time_filters import sqlite_time_conditions
-from recallstore.backends.sqlite.insert import scope_token
+from recallstore.backends.sqlite.insert import recency_key, scope_token
 from recallstore.backends.sqlite.rows import RECORD_COLUMNS, on_thread
 from recallstore.records import MemorySearchQuery
 
@@ -195,6 +195,30 @@ def _record_conditions(query: MemorySearchQuery, now: datetime) -> tuple[list[st
     return where + in_time, params + time_params
 
 
+_SCOPE_ROW_OBSERVED: Final = "coalesce(d.observed_us, d.created_us)"
+
+
+def _scope_row_window(query: MemorySearchQuery) -> tuple[list[str], list[int]]:
+    """The observed window as conditions on the driving scope row ``d`` (schema version
+    9), so a record outside it is skipped without being read; the same conditions on
+    ``r`` (``_time_filters``) stay, as for every other path.
+
+    A stored observed time is never after its record's save (NULL otherwise), so no
+    record saved before the window starts is in it: ``created_us`` bounds the walk of
+    the pair's index, which stops there.
+    """
+    where: list[str] = []
+    params: list[int] = []
+    if query.observed_after is not None:
+        after = recency_key(query.observed_after)
+        where.append(f"d.created_us >= ? AND {_SCOPE_ROW_OBSERVED} >= ?")
+        params.extend((after, after))
+    if query.observed_before is not None:
+        where.append(f"{_SCOPE_ROW_OBSERVED} < ?")
+        params.append(recency_key(query.observed_before))
+    return where, params
+
+
 def listing_sql(
     query: MemorySearchQuery, now: datetime, filters: list[Filter], driver: int | None
 ) -> tuple[str, list[Any]]:
@@ -207,6 +231,7 @@ def listing_sql(
     for index, (kind, values) in enumerate(filters):
         if index != driver:
             where.append(_CHECK[kind])
+            params.extend(values)
         elif kind == "scope":
             # The pair's index yields its records newest first; CROSS JOIN keeps it the
             # outer loop, so reading stops at the limit (ties on the microsecond are
@@ -214,9 +239,13 @@ def listing_sql(
             source = "memory_scope AS d CROSS JOIN memory_records AS r ON r.seq = d.record_seq"
             order = "d.created_us DESC, r.id DESC"
             where.append("d.key = ? AND d.value = ?")
+            params.extend(values)
+            window, window_params = _scope_row_window(query)
+            where.extend(window)
+            params.extend(window_params)
         else:
             where.append(f"r.seq IN ({_LOOKUP[kind]})")
-        params.extend(values)
+            params.extend(values)
     more, more_params = _record_conditions(query, now)
     condition = " AND ".join([*where, *more])
     sql = (

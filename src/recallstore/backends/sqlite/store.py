@@ -50,6 +50,7 @@ from recallstore.backends.sqlite.insert import PendingInsert, insert_now
 from recallstore.backends.sqlite.journal import SqliteJournalPrimitives
 from recallstore.backends.sqlite.ranked import hybrid_rows_now, ranked_search
 from recallstore.backends.sqlite.read_only import READ_ONLY_REASON, open_reader
+from recallstore.backends.sqlite.revisions import SqliteRevisions
 from recallstore.backends.sqlite.rows import (
     COLUMN_NAMES,
     COLUMNS,
@@ -79,6 +80,7 @@ from recallstore.store import (
     FORGET_EXTENSION,
     IDEMPOTENCY_EXTENSION,
     IMPORT_EXTENSION,
+    REVISE_EXTENSION,
     Clock,
     NewRecords,
     new_record_id,
@@ -95,6 +97,7 @@ _EXPORT_PAGE: Final = 500
 
 
 class SqliteMemoryStore(
+    SqliteRevisions,
     SqliteJournalPrimitives,
     vectors.SqliteVectorPrimitives,
     JournalsRecalls,
@@ -120,7 +123,13 @@ class SqliteMemoryStore(
 
     durable = True
     extensions = frozenset(
-        {IMPORT_EXTENSION, EXPORT_EXTENSION, IDEMPOTENCY_EXTENSION, FORGET_EXTENSION}
+        {
+            IMPORT_EXTENSION,
+            EXPORT_EXTENSION,
+            IDEMPOTENCY_EXTENSION,
+            FORGET_EXTENSION,
+            REVISE_EXTENSION,
+        }
     )
 
     def __init__(

@@ -1,0 +1,65 @@
+"""The PostgreSQL rows of the ``"revise"`` extension: the ``memory_revisions`` table.
+
+Migration 9 adds the table (``postgres.schema``). A revision is read ``FOR UPDATE`` in a
+write transaction, so two reverts of one revision are serialised: the second sees it
+reverted.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from recallstore.backends._revise_extension import (
+    RevisesRecords,
+    revision_from_row,
+    revision_row,
+)
+from recallstore.records import format_timestamp
+from recallstore.store import StoredRevision
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+
+__all__ = ["PostgresRevisions"]
+
+_COLUMNS = "id, scope, created_at, body, undo, reverted_at"
+
+
+class PostgresRevisions(RevisesRecords["AsyncConnection[Any]"]):
+    """The revision-row primitives of ``PostgresMemoryStore``."""
+
+    _schema: str
+
+    async def _keep_revision(self, handle: AsyncConnection[Any], revision: StoredRevision) -> None:
+        await handle.execute(
+            f"INSERT INTO {self._schema}.memory_revisions ({_COLUMNS}) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            revision_row(revision),
+        )
+
+    async def _fetch_revision(
+        self, handle: AsyncConnection[Any], revision_id: str
+    ) -> StoredRevision | None:
+        from psycopg.pq import TransactionStatus
+
+        locking = handle.info.transaction_status == TransactionStatus.INTRANS
+        cursor = await handle.execute(
+            f"SELECT {_COLUMNS} FROM {self._schema}.memory_revisions WHERE id = %s"
+            + (" FOR UPDATE" if locking else ""),
+            (revision_id,),
+        )
+        row = await cursor.fetchone()
+        return None if row is None else revision_from_row(row)
+
+    async def _all_revisions(self, handle: AsyncConnection[Any]) -> list[StoredRevision]:
+        cursor = await handle.execute(f"SELECT {_COLUMNS} FROM {self._schema}.memory_revisions")
+        return [revision_from_row(row) for row in await cursor.fetchall()]
+
+    async def _mark_reverted(
+        self, handle: AsyncConnection[Any], revision_id: str, at: datetime
+    ) -> None:
+        await handle.execute(
+            f"UPDATE {self._schema}.memory_revisions SET reverted_at = %s WHERE id = %s",
+            (format_timestamp(at), revision_id),
+        )

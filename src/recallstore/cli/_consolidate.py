@@ -1,0 +1,106 @@
+"""``recallstore consolidate``: plan, apply or revert the consolidation of one scope."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+from recallstore.cli._database import open_store, parse_scope
+from recallstore.cli._errors import EXIT_USAGE, CliError
+from recallstore.cli._output import printable
+from recallstore.consolidation import (
+    DEFAULT_CAP,
+    DEFAULT_PROPOSERS,
+    Plan,
+    Proposer,
+    SlotMatch,
+    apply_plan,
+    consolidate,
+    kept_plans,
+    revert_plan,
+)
+from recallstore.store import REVISE_EXTENSION
+
+__all__ = ["add_consolidate_command", "run_consolidate"]
+
+
+def add_consolidate_command(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """Add ``recallstore consolidate`` to the command tree (``parents`` give ``--db``)."""
+    command = commands.add_parser(
+        "consolidate",
+        parents=parents,
+        help="plan (default), apply or revert the merging of duplicates in one scope",
+    )
+    command.add_argument(
+        "--scope",
+        action="append",
+        required=True,
+        metavar="KEY=VALUE",
+        help="the exact scope to consolidate (repeatable; at least one)",
+    )
+    action = command.add_mutually_exclusive_group()
+    action.add_argument("--apply", action="store_true", help="apply the plan it makes")
+    action.add_argument("--revert", metavar="PLAN_ID", help="restore what an applied plan changed")
+    action.add_argument("--list", action="store_true", help="list the applied plans of the scope")
+    command.add_argument(
+        "--slots",
+        action="store_true",
+        help="also supersede statements with one changed span (I love X -> I hate X)",
+    )
+    command.add_argument(
+        "--cap", type=int, default=DEFAULT_CAP, help=f"changes per run (default {DEFAULT_CAP})"
+    )
+    command.add_argument("--json", action="store_true", help="print the plan as JSON")
+    command.set_defaults(handler=run_consolidate)
+
+
+def run_consolidate(args: argparse.Namespace) -> int:
+    """Show the plan (a dry run), or apply it, revert one, or list the applied ones."""
+    scope = parse_scope(args.scope)
+    if not scope:
+        raise CliError("consolidate needs at least one --scope KEY=VALUE", EXIT_USAGE)
+    store = open_store(args.db, must_exist=True)
+    changes_store = args.apply or args.revert or args.list
+    if changes_store and REVISE_EXTENSION not in store.capabilities().extensions:
+        raise CliError(
+            f"{args.db}: its store ({type(store).__name__}) lacks the "
+            f"'{REVISE_EXTENSION}' extension, so it cannot keep consolidation plans"
+        )
+    proposers: tuple[Proposer, ...] = DEFAULT_PROPOSERS
+    if args.slots:
+        proposers = (*DEFAULT_PROPOSERS, SlotMatch(by_text=True))
+
+    async def run() -> int:
+        async with store:
+            if args.list:
+                for plan, revision in await kept_plans(store, scope):
+                    state = "applied" if revision.reverted_at is None else "reverted"
+                    print(printable(f"{plan.id} {state} {len(plan.changes)} change(s)"))
+                return 0
+            if args.revert:
+                plan = await revert_plan(store, args.revert)
+                _show(plan, args.json)
+                print(f"reverted {plan.id}: {len(plan.changes)} record(s) restored")
+                return 0
+            plan = await consolidate(store, scope, proposers=proposers, cap=args.cap)
+            _show(plan, args.json)
+            if not args.apply:
+                print("dry run: nothing changed (add --apply to apply this plan)")
+            elif plan.only_noops:
+                print("nothing to apply")
+            else:
+                await apply_plan(store, plan)
+                print(f"applied {plan.id}; undo with --revert {plan.id}")
+            return 0
+
+    return asyncio.run(run())
+
+
+def _show(plan: Plan, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(plan.model_dump(mode="json"), ensure_ascii=False, indent=2))
+    else:
+        for line in plan.diff().splitlines():
+            print(printable(line))

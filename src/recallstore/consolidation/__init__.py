@@ -1,0 +1,47 @@
+"""Consolidation: duplicates and contradictions as a reviewable, revertible plan.
+
+``consolidate(store, scope)`` reads one exact scope and returns a :class:`Plan` of
+``supersede``/``duplicate``/``noop`` operations (never a delete), each validated;
+``apply_plan`` applies it atomically through the store's ``"revise"`` extension and
+keeps it; ``revert_plan`` restores what it changed. One module a topic: ``plan`` (the
+model and its diff), ``proposers`` (the protocol and the deterministic defaults),
+``validate`` (the checks), ``run`` (consolidate, apply, revert). See
+docs/consolidation.md.
+"""
+
+from recallstore.consolidation.plan import Action, Operation, Plan, PlannedRecord, Rejection
+from recallstore.consolidation.proposers import (
+    DEFAULT_PROPOSERS,
+    ExactDuplicates,
+    NearDuplicates,
+    Proposer,
+    SlotMatch,
+)
+from recallstore.consolidation.run import (
+    apply_plan,
+    consolidate,
+    kept_plans,
+    revert_plan,
+    scope_records,
+)
+from recallstore.consolidation.validate import DEFAULT_CAP, check_proposals
+
+__all__ = [
+    "DEFAULT_CAP",
+    "DEFAULT_PROPOSERS",
+    "Action",
+    "ExactDuplicates",
+    "NearDuplicates",
+    "Operation",
+    "Plan",
+    "PlannedRecord",
+    "Proposer",
+    "Rejection",
+    "SlotMatch",
+    "apply_plan",
+    "check_proposals",
+    "consolidate",
+    "kept_plans",
+    "revert_plan",
+    "scope_records",
+]
