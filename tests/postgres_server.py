@@ -17,6 +17,7 @@ RECALLSTORE_REQUIRE_PGVECTOR=1 (CI), where they fail.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import uuid
 import warnings
@@ -81,7 +82,12 @@ def _start_pgvector_server() -> tuple[str, Callable[[], None]]:
             conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
         conn.execute("SELECT pg_reload_conf()")
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    return url, server.cleanup
+
+    def cleanup() -> None:
+        server.cleanup()  # stops the server and deletes its data directory
+        shutil.rmtree(root, ignore_errors=True)
+
+    return url, cleanup
 
 
 @pytest.fixture(scope="session")
