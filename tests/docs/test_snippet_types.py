@@ -74,7 +74,9 @@ OTHER_PAGES: dict[str, dict[int, str]] = {
         4: "from recallstore import MemoryInstance\nmemory: MemoryInstance\n" + IN_ASYNC_FUNCTION,
     },
     "docs/backends.md": {0: "", 1: "", 2: "", 3: ""},
+    "docs/capture.md": {0: ""},
     "docs/conformance.md": {0: "", 1: _MY_STORE, 2: _MY_STORE},
+    "docs/consolidation.md": {0: ""},
     "docs/contributing.md": {
         0: _STORE + _SCOPE + "from recallstore import ToolSpec\nfrom typing import Any\n"
         "MEMORY_GET: ToolSpec[Any, Any, Any]\n",
