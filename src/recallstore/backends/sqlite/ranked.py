@@ -220,12 +220,12 @@ def hybrid_rows_now(
     """A hybrid search's hits as (fused score, row), in one hand-off: the ranking of
     ``keyword`` (``query`` at the fusion depth) and as many records nearest the query's
     vector under the same filters, fused by ``fusing``; whole rows are read for the hits
-    only. ``vector_of()`` is called after the keyword ranking, so the query can be
-    embedded meanwhile (it may wait for it, and raises what the embedding raised)."""
+    only. ``vector_of()`` is called after the keyword ranking and the scope's listing
+    (:func:`nearest_now`), so the query can be embedded meanwhile (it may wait for it,
+    and raises what the embedding raised)."""
     with _one_snapshot(db):
         ranked = _ranked_now(db, keyword, now, statistics)
-        vector = vector_of()
-        nearest = nearest_now(db, query, vector, keyword.limit, now, cache)
+        nearest = nearest_now(db, query, vector_of, keyword.limit, now, cache)
         fused = fusing(query, [(score, key) for score, _, key in ranked], nearest)
         rows = rows_by_id(db, COLUMNS, [key for _, key in fused])
     return [(score, tuple(rows[key])) for score, key in fused]

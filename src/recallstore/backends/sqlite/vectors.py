@@ -301,20 +301,22 @@ def _ids_by_seq(
 def nearest_now(
     db: sqlite3.Connection,
     query: MemorySearchQuery,
-    vector: Matrix,
+    vector_of: Callable[[], Matrix],
     n: int,
     now: datetime,
     cache: VectorCache,
 ) -> list[tuple[float, str]]:
-    """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``,
-    as (cosine, id), best first; on the connection's thread (the file's embedder is
-    checked first, :meth:`VectorCache.load`).
+    """The ids of the ``n`` records passing ``query``'s filters closest to the vector
+    ``vector_of()`` returns, as (cosine, id), best first; on the connection's thread
+    (the file's embedder is checked first, :meth:`VectorCache.load`).
 
     The vectors come from ``cache``. Within a scope of at most :data:`SCAN_SCOPE`
     records, the scope's records passing the filters are listed first (through the
     scope index) and only their rows are compared; otherwise the closest rows of the
     whole cache (:meth:`VectorRows.closest`) are checked against the filters, best
-    first, ``n`` at a time, widening until ``n`` pass.
+    first, ``n`` at a time, widening until ``n`` pass. ``vector_of`` is called once,
+    after the scope's listing: a query still being embedded costs no time here until
+    its vector is needed.
     """
     rows = cache.load(db)
     pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
@@ -330,9 +332,10 @@ def nearest_now(
             if position is not None:
                 positions.append(position)
                 ids.append(record_id)
-        best = top_cosine(rows.matrix[positions], vector, n)
+        best = top_cosine(rows.matrix[positions], vector_of(), n)
         return [(score, ids[at]) for score, at in best]
     filters = _filters(query, now)
+    vector = vector_of()
     checked: dict[int, str | None] = {}  # seq -> id when it passes the filters
     wanted = n * 4
     while True:
@@ -381,4 +384,6 @@ class SqliteVectorPrimitives:
         self, query: MemorySearchQuery, vector: Matrix, n: int, now: datetime
     ) -> list[tuple[float, str]]:
         async with self._reading() as conn:
-            return await on_thread(conn, nearest_now, query, vector, n, now, self._vector_cache)
+            return await on_thread(
+                conn, nearest_now, query, lambda: vector, n, now, self._vector_cache
+            )
