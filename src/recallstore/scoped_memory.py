@@ -15,7 +15,7 @@ from datetime import datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from recallstore._dedupe import equal_valid_record, keyed_by_content
-from recallstore.context import CallContext, call_context
+from recallstore.context import DUPLICATE_CHECK, CallContext, call_context
 from recallstore.errors import (
     ConfigurationError,
     MemoryConflictError,
@@ -99,9 +99,11 @@ class ScopedMemory:
         """The provenance every save is stamped with."""
         return self._provenance
 
-    def _context(self) -> AbstractContextManager[CallContext]:
+    def _context(self, purpose: str | None = None) -> AbstractContextManager[CallContext]:
         return call_context(
-            conversation_id=self._provenance.conversation_id, run_id=self._provenance.run_id
+            conversation_id=self._provenance.conversation_id,
+            run_id=self._provenance.run_id,
+            purpose=purpose,
         )
 
     async def get(self, record_id: str, *, field: str = "id") -> MemoryRecord:
@@ -166,7 +168,7 @@ class ScopedMemory:
         except MemoryValidationError as exc:
             raise ToolFailure("invalid_arguments", str(exc), [exc.field]) from None
         if supersedes is None:
-            with self._context():
+            with self._context(DUPLICATE_CHECK):
                 equal = await equal_valid_record(self._store, entry.scope, entry.content)
             if equal is not None:
                 return equal, True

@@ -15,6 +15,8 @@ from syrupy.assertion import SnapshotAssertion
 
 from recallstore import MemorySearchQuery, MemoryStore, MemoryWriteInput
 from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.context import DUPLICATE_CHECK
+from recallstore.events import EventBus, MemoryEvent, MemorySearchData, ObservedMemoryStore
 from recallstore.prompt import render_recall
 from recallstore.recall import assemble_recall
 from recallstore.records import MAX_LIMIT, MemoryRecord
@@ -160,3 +162,27 @@ def test_the_already_remembered_result_snapshot(prompt_snapshot: SnapshotAsserti
     )
     result = SaveResult(memory=view, already_remembered=True, note=ALREADY_REMEMBERED)
     assert json.dumps(result.model_dump(mode="json"), indent=2) == prompt_snapshot
+
+
+async def test_the_saves_own_search_is_named_a_duplicate_check(tmp_path: Path) -> None:
+    """The bus's events and the journal (the lens's feed) tell a save's search for an
+    equal memory from a search the model asked for."""
+    bus = EventBus()
+    seen: list[MemoryEvent] = []
+    bus.add_listener(seen.append)
+    async with SqliteMemoryStore(tmp_path / "memory.db") as sqlite:
+        box = MemoryToolbox(ObservedMemoryStore(sqlite, bus), ANA, conversation_id="c1")
+        await box.call("memory_save", {"content": "Lives in Lisbon."})
+        await box.call("memory_search", {"query": "Lisbon"})
+        await sqlite.flush_journal()
+        journaled = [
+            (entry.envelope["conversation_id"], entry.envelope["data"]["purpose"])
+            for entry in await sqlite.read_journal()
+            if entry.type == "agent.memory.search"
+        ]
+    published = [
+        (event.conversation_id, event.data.purpose)
+        for event in seen
+        if isinstance(event.data, MemorySearchData)
+    ]
+    assert published == journaled == [("c1", DUPLICATE_CHECK), ("c1", None)]

@@ -14,7 +14,7 @@ from recallstore import (
     MemoryWriteInput,
     StoreUnavailableError,
 )
-from recallstore.context import CallContext, current_call_context
+from recallstore.context import DUPLICATE_CHECK, CallContext, current_call_context
 from recallstore.records import MAX_LIMIT, MemoryHit, MemoryRecord
 from recallstore.toolbox import MAX_TOOL_CONTENT_CHARS, MAX_TOOL_LIMIT, MemoryToolbox
 
@@ -331,7 +331,8 @@ async def test_every_store_call_runs_inside_the_call_context() -> None:
         # A plain save looks for an equal memory first (write-time deduplication).
         assert calls == ["search", "write", "get", "write", "search", "search", "get", "invalidate"]
         expected = CallContext(conversation_id="c-9", run_id="r-9")
-        assert all(context == expected for _, context in store.contexts)
+        check = CallContext(conversation_id="c-9", run_id="r-9", purpose=DUPLICATE_CHECK)
+        assert [context for _, context in store.contexts] == [check, *[expected] * 7]
     assert current_call_context() == CallContext()
 
 

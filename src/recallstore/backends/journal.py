@@ -230,7 +230,8 @@ def search_data(
     mode: str,
     include_query_text: bool,
 ) -> dict[str, Any]:
-    """The data of a successful search (``mode`` is the store's search mode)."""
+    """The data of a successful search (``mode`` is the store's search mode), with the
+    current call context's purpose."""
     return {
         "mode": "listing" if query.is_listing else mode,
         "query_chars": len(query.query or ""),
@@ -243,6 +244,7 @@ def search_data(
         "result_count": len(hits),
         "result_ids": [hit.record.id for hit in hits],
         "duration_ms": round(elapsed_seconds * 1000, 3),
+        "purpose": current_call_context().purpose,
     }
 
 

@@ -132,6 +132,10 @@ class MemorySearchData(EventData):
     """The ids of the hits, best first."""
     duration_ms: float = Field(default=0.0, ge=0)
     """Time the store took, in milliseconds."""
+    purpose: str | None = None
+    """Why the search was made when nobody asked for it by name: ``duplicate_check``
+    for the search a memory tool's save makes first, for an equal valid memory; null
+    for a search asked for (a tool's, a recall's, a caller's)."""
 
 
 class MemoryRecallData(EventData):

@@ -186,7 +186,10 @@
       }
       if (has(data, "duration_ms")) details.push(kv("took", data.duration_ms.toFixed(1) + " ms"));
       var count = has(data, "result_count") ? data.result_count : 0;
-      return { summary: (data.mode || "search") + " · " + plural(count, "hit"), details: details };
+      var summary = (data.mode || "search") + " · " + plural(count, "hit");
+      // A save's own search for an equal memory reads as what it is, not as a search.
+      if (data.purpose === "duplicate_check") summary = "duplicate check · " + summary;
+      return { summary: summary, details: details };
     },
 
     "agent.memory.recall": function (event) {
