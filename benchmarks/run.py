@@ -24,6 +24,7 @@ QUICK_ARGUMENTS = {
     "delete_bench.py": ["--records", "10000"],
     "write_cost.py": ["--records", "10000"],
     "semantic_bench.py": ["--records", "10000", "--queries", "50", "--writes", "200"],
+    "postgres_processes.py": ["--records", "5000", "--users", "50", "--seconds", "10"],
 }
 ON_REQUEST = {"listing_cost.py", "search_side.py"}
 """Run by hand on a given file (their docstrings say how), to compare two checkouts."""
