@@ -6,10 +6,12 @@ in USERS users; then, for SECONDS, each loops over: a user-scoped keyword search
 user-scoped hybrid search, an unscoped hybrid search, a write, a supersede of a record
 other processes may supersede at the same moment (a contested pool), and a delete of
 one of its own records. Before that, one process alone runs the same scoped hybrid
-search, as the baseline. Printed: p50/p99 of each operation, write throughput, and the
-checks afterwards: no lost writes (every write a process saw succeed is stored, every
-delete is gone) and no forked chains (each record superseded at most once, by the
-write that succeeded).
+search, as the baseline. Each loop also times one pooled ``SELECT 1``: its ratio is the
+floor under every store call's (what the machine's cores, shared by every process and
+server backend, cost one round trip). Printed: p50/p99 of each operation, write
+throughput, and the checks afterwards: no lost writes (every write a process saw
+succeed is stored, every delete is gone) and no forked chains (each record superseded
+at most once, by the write that succeeded).
 
 Vectors come from a cheap deterministic embedder (each word a fixed pseudo-random
 vector, a text their normalised sum; 128 dimensions), not a model: the scale run
@@ -17,6 +19,15 @@ measures the store, and a model's forward pass would be most of each hybrid sear
 
     .venv/bin/python benchmarks/postgres_processes.py [--records 20000] [--users 200]
         [--processes 8] [--seconds 20] [--postgres URL | --pgvector-wheel | --sqlite]
+        [--bulk] [--keep-schema NAME]
+
+``--bulk`` loads the vectors into ``real[]`` and then moves them to pgvector, which
+builds the HNSW index once (docs/postgres.md, "Large imports"); ``--keep-schema`` loads
+into that schema and keeps it, and a later run with the same name measures it again
+without loading. The 1M run of docs/benchmarks.md:
+
+    postgres_processes.py --records 1000000 --users 10000 --seconds 30 --bulk \
+        --keep-schema procs_1m --postgres URL
 
 ``--postgres`` defaults to the machine's test database (as ``locomo_recall.py``); when
 it cannot be reached, the script says so and exits 0, as ``run.py`` expects of a
@@ -47,6 +58,7 @@ from typing import Any
 from locomo_recall import DEFAULT_POSTGRES
 
 from recallstore.backends.postgres import PostgresMemoryStore
+from recallstore.backends.postgres.pgvector import VectorStorage
 from recallstore.errors import MemoryConflictError
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
 
@@ -134,6 +146,7 @@ async def _work(
             "write",
             "supersede",
             "delete",
+            "round trip",
         )
     }
     written: list[str] = []
@@ -184,6 +197,7 @@ async def _work(
                     gone = written.pop(rng.randrange(len(written) - 1))
                     await _timed(times["delete"], store.delete(gone))
                     deleted.append(gone)
+                await _timed(times["round trip"], _round_trip(store))
     return {
         "times": times,
         "written": written,
@@ -231,14 +245,25 @@ async def _alone(url: str, schema: str, users: int, count: int) -> dict[str, lis
 
 async def _searches(store: Any, users: int, count: int) -> dict[str, list[float]]:
     rng = random.Random(7)
-    times: dict[str, list[float]] = {"scoped hybrid": [], "unscoped hybrid": []}
+    times: dict[str, list[float]] = {"scoped hybrid": [], "unscoped hybrid": [], "round trip": []}
     for _ in range(count):
         scope = {"user": f"u{rng.randrange(users)}"}
         await _timed(
             times["scoped hybrid"], store.search(MemorySearchQuery(query=_query(rng), scope=scope))
         )
         await _timed(times["unscoped hybrid"], store.search(MemorySearchQuery(query=_query(rng))))
+        if hasattr(store, "_reading"):  # Postgres
+            await _timed(times["round trip"], _round_trip(store))
     return times
+
+
+async def _round_trip(store: Any) -> None:
+    """The floor under every store call: ``SELECT 1`` on a pooled connection (two
+    round trips with the pool's check). A scoped hybrid search makes about a dozen,
+    each a wake-up of a server backend and of the app process; on cores shared by 8
+    app processes and their backends, each wake-up waits its turn."""
+    async with store._reading() as conn:
+        await conn.execute("SELECT 1")
 
 
 def _run(coroutine_name: str, *args: Any) -> Any:
@@ -296,38 +321,38 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--pgvector-wheel", action="store_true")
     parser.add_argument(
+        "--bulk",
+        action="store_true",
+        help="load vectors into real[], then move them to pgvector (one HNSW build)",
+    )
+    parser.add_argument(
+        "--keep-schema",
+        default="",
+        help="schema to load into and keep; a filled one is measured without loading",
+    )
+    parser.add_argument(
         "--sqlite", action="store_true", help="only SQLite's one-process figures, same data"
     )
     args = parser.parse_args(argv)
     if args.sqlite:
         found = asyncio.run(_sqlite_alone(args.records, args.users, args.alone))
         for name, times in found.items():
-            print(f"sqlite, 1 process {name:16} {_ms(times)}")
+            if times:
+                print(f"sqlite, 1 process {name:16} {_ms(times)}")
         return 0
     url = _start_wheel_server() if args.pgvector_wheel else args.postgres
     unreachable = asyncio.run(_unreachable(url))
     if unreachable:
         print(f"skipped: PostgreSQL unreachable ({unreachable})")
         return 0
-    schema = f"procs_{uuid.uuid4().hex[:10]}"
+    schema = args.keep_schema or f"procs_{uuid.uuid4().hex[:10]}"
     context = multiprocessing.get_context("spawn")
     with context.Pool(args.processes) as pool:
-        asyncio.run(_prepare(url, schema))
-        started = time.perf_counter()
-        pool.starmap(
-            _run,
-            [
-                ("_load", url, schema, part, args.processes, args.records, args.users)
-                for part in range(args.processes)
-            ],
-        )
-        loaded = time.perf_counter() - started
-        storage = asyncio.run(_prepare(url, schema, analyze=True))
-        print(
-            f"{args.records:,} records in {args.users:,} users, vectors in {storage}: "
-            f"loaded by {args.processes} processes in {loaded:.1f} s "
-            f"({args.records / loaded:,.0f} records/s)"
-        )
+        stored = asyncio.run(_stored(url, schema))
+        if stored:
+            print(f"{stored:,} records already in {schema}: not loaded again")
+        else:
+            _load_all(pool, url, schema, args)
         contested = asyncio.run(_contested(url, schema))
         alone = _run("_alone", url, schema, args.users, args.alone)
         for name, times in alone.items():
@@ -357,14 +382,44 @@ def main(argv: list[str] | None = None) -> int:
     unscoped_ratio = statistics.median(merged["unscoped hybrid"]) / statistics.median(
         merged["scoped hybrid"]
     )
+    floor_ratio = statistics.median(merged["round trip"]) / statistics.median(alone["round trip"])
     print(
-        f"scoped hybrid p50, {args.processes} processes / 1 process: {scoped_ratio:.2f}x;"
+        f"scoped hybrid p50, {args.processes} processes / 1 process: {scoped_ratio:.2f}x"
+        f" (one empty round trip in the same loop: {floor_ratio:.2f}x);"
         f" unscoped / scoped hybrid p50 ({args.processes} processes): {unscoped_ratio:.2f}x"
     )
     problems = asyncio.run(_check(url, schema, results))
     print(f"checks: {'no lost writes, no forked chains' if not problems else problems[:10]}")
-    asyncio.run(_drop(url, schema))
+    if not args.keep_schema:
+        asyncio.run(_drop(url, schema))
     return 1 if problems else 0
+
+
+def _load_all(pool: Any, url: str, schema: str, args: argparse.Namespace) -> None:
+    """Load the records from every process; with ``--bulk``, vectors into ``real[]``
+    first and one ``move_vectors("pgvector")`` after, which builds the HNSW index once
+    (the production path for a large import, docs/postgres.md)."""
+    asyncio.run(_prepare(url, schema, to="array" if args.bulk else None))
+    started = time.perf_counter()
+    pool.starmap(
+        _run,
+        [
+            ("_load", url, schema, part, args.processes, args.records, args.users)
+            for part in range(args.processes)
+        ],
+    )
+    loaded = time.perf_counter() - started
+    print(
+        f"{args.records:,} records in {args.users:,} users loaded by {args.processes} "
+        f"processes in {loaded:.1f} s ({args.records / loaded:,.0f} records/s)"
+    )
+    if args.bulk:
+        started = time.perf_counter()
+        moved = asyncio.run(_move(url, schema))
+        took = time.perf_counter() - started
+        print(f"{moved:,} vectors moved to pgvector, HNSW built: {took:.1f} s")
+    storage = asyncio.run(_prepare(url, schema, analyze=True))
+    print(f"vectors in {storage}")
 
 
 async def _unreachable(url: str) -> str:
@@ -381,8 +436,12 @@ async def _unreachable(url: str) -> str:
         return str(exc) or type(exc).__name__
 
 
-async def _prepare(url: str, schema: str, *, analyze: bool = False) -> str:
+async def _prepare(
+    url: str, schema: str, *, analyze: bool = False, to: VectorStorage | None = None
+) -> str:
     async with _store(url, schema) as store:
+        if to is not None:
+            await store.move_vectors(to)
         storage = str(store.vector_storage)
     if analyze:
         import psycopg
@@ -392,6 +451,24 @@ async def _prepare(url: str, schema: str, *, analyze: bool = False) -> str:
             if storage == "pgvector":
                 await conn.execute(f"VACUUM ANALYZE {schema}.memory_embeddings")
     return storage
+
+
+async def _stored(url: str, schema: str) -> int:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        cursor = await conn.execute("SELECT to_regclass(%s)", (f"{schema}.memory_records",))
+        row = await cursor.fetchone()
+        if row is None or row[0] is None:
+            return 0
+        cursor = await conn.execute(f"SELECT count(*) FROM {schema}.memory_records")
+        counted = await cursor.fetchone()
+    return int(counted[0]) if counted else 0
+
+
+async def _move(url: str, schema: str) -> int:
+    async with _store(url, schema) as store:
+        return await store.move_vectors("pgvector")
 
 
 async def _contested(url: str, schema: str) -> list[str]:

@@ -207,3 +207,44 @@ async def test_a_version_9_store_stays_on_real_arrays(
         hits = await store.search(MemorySearchQuery(query="where does she work", scope=scope))
     assert [hit.record.content for hit in hits] == ["a job at the clinic"]
     assert _count(pgvector_url, f"SELECT count(*) FROM {pgvector_schema}.memory_vectors") == 1
+
+
+async def test_a_version_10_store_gets_a_deferred_key_and_writes_vectors_first(
+    pgvector_url: str, pgvector_schema: str
+) -> None:
+    async with PostgresMemoryStore(
+        pgvector_url, schema=pgvector_schema, embedder=ToyEmbedder()
+    ) as store:
+        await store.write([MemoryWriteInput(scope={}, content="a job at the clinic")])
+    deferred = (
+        "SELECT count(*) FROM pg_constraint WHERE condeferrable AND condeferred "
+        f"AND conrelid = '{pgvector_schema}.memory_embeddings'::regclass AND contype = 'f'"
+    )
+    assert _count(pgvector_url, deferred) == 1
+    with psycopg.connect(pgvector_url, autocommit=True) as conn:
+        # Back to version 10: the key checked at once, as version 10 created it.
+        conn.execute(f"DELETE FROM {pgvector_schema}.schema_migrations WHERE version >= 11")
+        conn.execute(
+            f"ALTER TABLE {pgvector_schema}.memory_embeddings "
+            "ALTER CONSTRAINT memory_embeddings_record_id_fkey NOT DEFERRABLE"
+        )
+    assert _count(pgvector_url, deferred) == 0
+    async with PostgresMemoryStore(
+        pgvector_url, schema=pgvector_schema, embedder=ToyEmbedder()
+    ) as store:
+        assert _count(pgvector_url, deferred) == 1
+        # A write's vectors go in before its rows and the key still holds at commit.
+        made = await store.write([MemoryWriteInput(scope={}, content="a dog named Rex")])
+        hits = await store.search(MemorySearchQuery(query="her pet"))
+        assert made[0].id in [hit.record.id for hit in hits]
+        await store.delete(made[0].id)
+    embeddings = f"SELECT count(*) FROM {pgvector_schema}.memory_embeddings"
+    assert _count(pgvector_url, embeddings) == 1
+    with psycopg.connect(pgvector_url) as conn:
+        # No vector outlives its record: one without a record is refused at commit.
+        conn.execute(
+            f"INSERT INTO {pgvector_schema}.memory_embeddings VALUES ('no-such-id', %s::vector)",
+            (str([0.0] * 511 + [1.0]),),
+        )
+        with pytest.raises(psycopg.errors.ForeignKeyViolation):
+            conn.commit()

@@ -27,6 +27,7 @@ __all__ = [
     "STORAGE_LABELS",
     "VectorStorage",
     "create_table",
+    "deferred_key_migration",
     "drop_table",
     "enable",
     "insert",
@@ -77,14 +78,32 @@ async def create_table(conn: AsyncConnection[Any], schema: str, dimension: int) 
     await conn.execute(
         f"""CREATE TABLE {schema}.memory_embeddings (
             record_id text PRIMARY KEY
-                REFERENCES {schema}.memory_records (id) ON DELETE CASCADE,
+                REFERENCES {schema}.memory_records (id) ON DELETE CASCADE
+                DEFERRABLE INITIALLY DEFERRED,
             embedding vector({int(dimension)}) NOT NULL
         )"""
     )
 
 
+def deferred_key_migration(schema: str) -> list[str]:
+    """Schema version 11: ``memory_embeddings``' foreign key checked at commit, so a
+    write inserts its vectors before its records (see :func:`insert`)."""
+    return [
+        f"""DO $$ BEGIN
+            IF to_regclass('{schema}.memory_embeddings') IS NOT NULL THEN
+                ALTER TABLE {schema}.memory_embeddings
+                    ALTER CONSTRAINT memory_embeddings_record_id_fkey
+                    DEFERRABLE INITIALLY DEFERRED;
+            END IF;
+        END $$"""
+    ]
+
+
 async def create_index(conn: AsyncConnection[Any], schema: str) -> None:
     """The HNSW index on cosine distance (unit vectors: cosine is their dot product)."""
+    # Rows inserted in this transaction leave foreign-key checks pending (deferred),
+    # and Postgres builds no index on a table with pending checks: run them now.
+    await conn.execute(f"SET CONSTRAINTS {schema}.memory_embeddings_record_id_fkey IMMEDIATE")
     await conn.execute(
         f"CREATE INDEX memory_embeddings_hnsw ON {schema}.memory_embeddings "
         "USING hnsw (embedding vector_cosine_ops)"
@@ -100,7 +119,10 @@ async def insert(
     conn: AsyncConnection[Any], schema: str, vectors: Mapping[str, Matrix], *, replace: bool
 ) -> None:
     """Store ``vectors`` by record id, in the caller's transaction. ``replace`` (a
-    re-embed) skips ids no longer stored; otherwise the records are being inserted."""
+    re-embed) skips ids no longer stored; otherwise the records are being inserted, and
+    their rows may come after these (the foreign key is checked at commit): inserting
+    the records takes the search statistics' row lock until commit, so the HNSW inserts,
+    most of a vector write, run first, beside other writers', not while they wait."""
     sql = (
         f"INSERT INTO {schema}.memory_embeddings (record_id, embedding) "
         f"SELECT id, %s::real[]::vector FROM {schema}.memory_records WHERE id = %s"

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES, SCOPE_LEXEME_PREFIX, index_stems
+from recallstore.backends.postgres.pgvector import deferred_key_migration
 from recallstore.backends.postgres.vectors import migration as vector_migration
 from recallstore.backends.postgres.vectors import storage_migration
 from recallstore.errors import StoreIncompatibleError
@@ -240,10 +241,12 @@ def migrations(schema: str) -> list[Sequence[Step]]:
         ],
         # Version 10 (issue 30): where the vectors live, real[] or pgvector.
         storage_migration(schema),
+        # 11: pgvector's foreign key deferred, so a write's HNSW inserts come first.
+        deferred_key_migration(schema),
     ]
 
 
-SCHEMA_VERSION: Final = 10
+SCHEMA_VERSION: Final = 11
 """The schema version this code writes; a newer database is refused."""
 
 

@@ -124,6 +124,11 @@ _RECENCY = "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US
 the server: the recency key of each candidate without building a datetime in Python."""
 
 
+_MARGIN = 1e-9
+"""Relative slack in max-score pruning's comparison, for the server's and Python's
+float sums of the same weights added in different orders."""
+
+
 async def ranked_candidates(
     conn: AsyncConnection[Any],
     schema: str,
@@ -140,30 +145,40 @@ async def ranked_candidates(
     """
     table = f"{schema}.memory_records"
     where, params, in_scope = filter_clauses(query, now)
+    condition = " AND ".join(["search_text @@ %s::tsquery", *where])
     await statistics.refresh(conn)
 
-    async def select(
-        terms: Sequence[QueryTerm], stems: list[str], limit: int, *, ordered: bool
-    ) -> list[Candidate[str]]:
-        condition = " AND ".join(["search_text @@ %s::tsquery", *where])
-        order_params: list[Any] = []
-        order = ""
-        if ordered:
-            known = await statistics.lookup(conn, stems)
-            frequency, documents = known.document_frequency, known.total_documents
-            weights = {t.stem: t.weight * idf(frequency.get(t.stem, 1), documents) for t in terms}
-            matched = " + ".join("%s * (search_text @@ %s::tsquery)::int" for _ in stems)
-            order = f"ORDER BY {matched} DESC, created_at DESC, id DESC"
-            for stem in stems:
-                order_params += [weights[stem], _tsquery([stem])]
+    async def select(stems: list[str], limit: int) -> list[Candidate[str]]:
+        """Every record of the filters holding one of ``stems``, up to ``limit``."""
         cursor = await conn.execute(
-            f"SELECT id, content, {_RECENCY} FROM {table} WHERE {condition} {order} LIMIT %s",
-            [_matching(stems, in_scope), *params, *order_params, limit],
+            f"SELECT id, content, {_RECENCY} FROM {table} WHERE {condition} LIMIT %s",
+            [_matching(stems, in_scope), *params, limit],
         )
         return [
             Candidate(str(key), str(content), (str(recency), str(key)))
             for key, content, recency in await cursor.fetchall()
         ]
+
+    async def best(
+        weights: Mapping[str, float], among: list[str], n: int
+    ) -> tuple[list[Candidate[str]], float]:
+        """The ``n`` best records holding one of ``among`` by idf-weighted matched
+        stems (every stem of ``weights`` counted), and the last one's weight."""
+        matched = " + ".join("%s * (search_text @@ %s::tsquery)::int" for _ in weights)
+        order_params: list[Any] = []
+        for stem, weight in weights.items():
+            order_params += [weight, _tsquery([stem])]
+        cursor = await conn.execute(
+            f"SELECT id, content, {_RECENCY}, {matched} AS matched FROM {table} "
+            f"WHERE {condition} ORDER BY matched DESC, created_at DESC, id DESC LIMIT %s",
+            [*order_params, _matching(among, in_scope), *params, n],
+        )
+        rows = await cursor.fetchall()
+        found = [
+            Candidate(str(key), str(content), (str(recency), str(key)))
+            for key, content, recency, _ in rows
+        ]
+        return found, float(rows[-1][3]) if rows else 0.0
 
     async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[str]]:
         stems = [t.stem for t in terms if len(t.stem.encode()) <= MAX_LEXEME_BYTES]
@@ -171,10 +186,32 @@ async def ranked_candidates(
             return []
         # Every match when there are few enough (any scope of EXHAUSTIVE_SCOPE records
         # or fewer included, as in the other backends); else the best n.
-        every = await select(terms, stems, EXHAUSTIVE_SCOPE + 1, ordered=False)
+        every = await select(stems, EXHAUSTIVE_SCOPE + 1)
         if len(every) <= EXHAUSTIVE_SCOPE:
             return every
-        return await select(terms, stems, n, ordered=True)
+        known = await statistics.lookup(conn, stems)
+        frequency, documents = known.document_frequency, known.total_documents
+        weights = {
+            t.stem: t.weight * idf(frequency.get(t.stem, 1), documents)
+            for t in terms
+            if t.stem in stems
+        }
+        rare = sorted(stems, key=lambda stem: (-weights[stem], stem))
+        # Max-score pruning: read only the records holding the rarest stems, enough of
+        # them to fill n; when the n-th of those outweighs every other stem together, no
+        # record without a rare stem could have ranked among the n, so the answer is
+        # exact, and a common stem's long posting list (a word in a tenth of a
+        # million-record store) was never read. Otherwise, every match is ranked.
+        holding = 0
+        for end, stem in enumerate(rare[:-1], start=1):
+            holding += frequency.get(stem, 0)
+            if holding >= n:
+                found, last = await best(weights, rare[:end], n)
+                others = sum(weights[other] for other in rare[end:])
+                if len(found) == n and last > others * (1 + _MARGIN) + _MARGIN:
+                    return found
+                break
+        return (await best(weights, stems, n))[0]
 
     async def lookup(stems: Sequence[str]) -> CorpusStatistics:
         return await statistics.lookup(conn, stems)

@@ -34,9 +34,9 @@ from recallstore.backends.postgres.journal import (
     JournalTable,
     PostgresJournalPrimitives,
 )
-from recallstore.backends.postgres.lexemes import index_stems
 from recallstore.backends.postgres.pgvector import STORAGE_LABELS, VectorStorage
 from recallstore.backends.postgres.revisions import PostgresRevisions
+from recallstore.backends.postgres.rows import COLUMNS, ROW_VALUES, record_from, row_params
 from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate, read_store_id
 from recallstore.backends.postgres.search import (
     PostgresStatistics,
@@ -65,21 +65,10 @@ __all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
 
 _EXPORT_PAGE = 500
 _INSERT_PAGE = 1_000  # 18 parameters a row, well under Postgres' 65,535 per statement
-_VALUES = (
-    "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-    "array_to_tsvector(%s::text[]), %s)"
-)
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
 # password=... in a key/value conninfo string or a URL's query string.
 _PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", re.IGNORECASE)
-
-_COLUMNS = (
-    "id, scope, kind, content, tags, provenance, created_at, updated_at, invalid_at, "
-    "invalid_reason, superseded_by, expires_at, target, payload, supports, idempotency_key, "
-    "observed_at"
-)
-_COLUMN_NAMES = tuple(name.strip() for name in _COLUMNS.split(","))
 
 
 def _redact(dsn: str) -> str:
@@ -139,7 +128,7 @@ class PostgresMemoryStore(
         self._pool: AsyncConnectionPool[Any] | None = None
         self._vector_storage: VectorStorage | None = None
         self._insert_sql = (
-            f"INSERT INTO {self._table} ({_COLUMNS}, search_text, search_length) VALUES "
+            f"INSERT INTO {self._table} ({COLUMNS}, search_text, search_length) VALUES "
         )
 
     @classmethod
@@ -271,11 +260,11 @@ class PostgresMemoryStore(
         # Inside a write transaction (an import), lock what we read until it commits.
         locking = handle.info.transaction_status == TransactionStatus.INTRANS
         cursor = await handle.execute(
-            f"SELECT {_COLUMNS} FROM {self._table} WHERE id = ANY(%s)"
+            f"SELECT {COLUMNS} FROM {self._table} WHERE id = ANY(%s)"
             + (" ORDER BY id FOR UPDATE" if locking else ""),
             (list(ids),),
         )
-        return {row[0]: _record(row) for row in await cursor.fetchall()}
+        return {row[0]: record_from(row) for row in await cursor.fetchall()}
 
     async def _fetch_invalid(
         self, handle: AsyncConnection[Any], ids: Sequence[str]
@@ -305,7 +294,7 @@ class PostgresMemoryStore(
             ([f"{self._schema}:{pairs!r}" for pairs, _ in ordered], [n for _, n in ordered]),
         )
         cursor = await handle.execute(
-            f"SELECT {_COLUMNS} FROM {self._table} AS r "
+            f"SELECT {COLUMNS} FROM {self._table} AS r "
             "JOIN unnest(%s::jsonb[], %s::text[]) AS k(key_scope, key_name) "
             "ON r.scope = k.key_scope AND r.idempotency_key = k.key_name "
             "WHERE r.invalid_at IS NULL FOR UPDATE OF r",
@@ -313,22 +302,26 @@ class PostgresMemoryStore(
         )
         found: dict[IdempotencyKey, MemoryRecord] = {}
         for row in await cursor.fetchall():
-            record = _record(row)
+            record = record_from(row)
             found[idempotency_key_of(record)] = record
         return found
 
     async def _insert(self, handle: AsyncConnection[Any], records: Sequence[MemoryRecord]) -> None:
+        made = self._vectors_of(records)
+        storage: VectorStorage | None = None
+        if made is not None:
+            target, given = self._vector_check
+            storage = await vectors.check_embedder(handle, self._schema, target, given, lock=True)
+            if storage == "pgvector":  # before the rows: see pgvector.insert
+                await vectors.insert_vectors(handle, self._schema, records, made, storage)
         # One statement per page of rows, so the statement-level triggers that keep the
         # search statistics run once per page rather than once per record.
         for start in range(0, len(records), _INSERT_PAGE):
             page = records[start : start + _INSERT_PAGE]
-            values = ", ".join([_VALUES] * len(page))
-            params = [value for record in page for value in _row_params(record)]
+            values = ", ".join([ROW_VALUES] * len(page))
+            params = [value for record in page for value in row_params(record)]
             await handle.execute(self._insert_sql + values, params)
-        made = self._vectors_of(records)
-        if made is not None:
-            target, given = self._vector_check
-            storage = await vectors.check_embedder(handle, self._schema, target, given, lock=True)
+        if made is not None and storage == "array":
             await vectors.insert_vectors(handle, self._schema, records, made, storage)
 
     async def _update(self, handle: AsyncConnection[Any], id: str, changes: RecordChanges) -> None:
@@ -363,13 +356,13 @@ class PostgresMemoryStore(
             while True:
                 keyset = "" if after is None else "AND (created_at, id) > (%s, %s)"
                 cursor = await conn.execute(
-                    f"SELECT {_COLUMNS} FROM {self._table} WHERE scope @> %s {keyset} "
+                    f"SELECT {COLUMNS} FROM {self._table} WHERE scope @> %s {keyset} "
                     "ORDER BY created_at, id LIMIT %s",
                     [Jsonb(dict(scope)), *(after or ()), _EXPORT_PAGE],
                 )
                 rows = await cursor.fetchall()
                 for row in rows:
-                    yield _record(row)
+                    yield record_from(row)
                 if len(rows) < _EXPORT_PAGE:
                     return
                 after = (rows[-1][6], rows[-1][0])
@@ -393,14 +386,14 @@ class PostgresMemoryStore(
         if in_scope is not None:
             where, params = ["search_text @@ %s::tsquery", *where], [in_scope, *params]
         sql = (
-            f"SELECT {_COLUMNS} FROM {self._table} "
+            f"SELECT {COLUMNS} FROM {self._table} "
             f"WHERE {' AND '.join(where) or 'TRUE'} "
             "ORDER BY created_at DESC, id DESC LIMIT %s"
         )
         async with self._reading() as conn:
             cursor = await conn.execute(sql, [*params, query.limit])
             rows = await cursor.fetchall()
-        return [MemoryHit(record=_record(row), score=None) for row in rows]
+        return [MemoryHit(record=record_from(row), score=None) for row in rows]
 
     async def _replace_vectors(
         self, handle: AsyncConnection[Any], embedder: Embedder, made: dict[str, Matrix]
@@ -417,33 +410,3 @@ class PostgresMemoryStore(
 
     async def _lock_embedder(self, handle: AsyncConnection[Any]) -> None:
         await vectors.lock_embedder(handle, self._schema)
-
-
-def _row_params(record: MemoryRecord) -> tuple[Any, ...]:
-    from psycopg.types.json import Json, Jsonb
-
-    data = record.model_dump(mode="json")
-    return (
-        record.id,
-        Jsonb(record.scope),
-        record.kind,
-        record.content,
-        list(record.tags),
-        None if record.provenance is None else Jsonb(data["provenance"]),
-        record.created_at,
-        record.updated_at,
-        record.invalid_at,
-        record.invalid_reason,
-        record.superseded_by,
-        record.expires_at,
-        None if record.target is None else Jsonb(data["target"]),
-        None if record.payload is None else Json(record.payload),  # json: as written
-        Jsonb(data["supports"]),
-        record.idempotency_key,
-        None if record.observed_at == record.created_at else record.observed_at,
-        *index_stems(record.content, record.scope),
-    )
-
-
-def _record(row: Sequence[Any]) -> MemoryRecord:
-    return MemoryRecord.model_validate(dict(zip(_COLUMN_NAMES, row, strict=True)))

@@ -184,7 +184,10 @@ async def nearest_ids(
     where, params, in_scope = filter_clauses(query, now)
     if in_scope is not None:
         where, params = ["r.search_text @@ %s::tsquery", *where], [in_scope, *params]
-    async with conn.transaction():
+    # Pipelined: BEGIN, the isolation level and the embedder check travel together, then
+    # the settings with the nearest-records query: two round trips and the commit, not
+    # six (each a wake-up for the server and for us: they add up on a busy machine).
+    async with conn.pipeline(), conn.transaction():
         await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         storage = await check_embedder(conn, schema, target, given)
         if storage == "pgvector":
