@@ -32,9 +32,9 @@ _RECORDS = [
 
 async def _answers(
     store: PostgresMemoryStore, text: str, scope: dict[str, str]
-) -> list[tuple[str, float]]:
+) -> list[tuple[str, float | None]]:
     hits = await store.search(MemorySearchQuery(query=text, scope=scope, limit=20))
-    return [(hit.record.id, round(hit.score, 9)) for hit in hits]
+    return [(hit.record.id, None if hit.score is None else round(hit.score, 9)) for hit in hits]
 
 
 @pytest.mark.parametrize(
