@@ -252,12 +252,12 @@ async def _searches(store: Any, users: int, count: int) -> dict[str, list[float]
             times["scoped hybrid"], store.search(MemorySearchQuery(query=_query(rng), scope=scope))
         )
         await _timed(times["unscoped hybrid"], store.search(MemorySearchQuery(query=_query(rng))))
-        if hasattr(store, "_reading"):  # Postgres
+        if isinstance(store, PostgresMemoryStore):  # the floor; SQLite has no round trips
             await _timed(times["round trip"], _round_trip(store))
     return times
 
 
-async def _round_trip(store: Any) -> None:
+async def _round_trip(store: PostgresMemoryStore) -> None:
     """The floor under every store call: ``SELECT 1`` on a pooled connection (two
     round trips with the pool's check). A scoped hybrid search makes about a dozen,
     each a wake-up of a server backend and of the app process; on cores shared by 8
