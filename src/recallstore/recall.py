@@ -22,10 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, tzinfo
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
-
+from recallstore._recalled import Recall
 from recallstore._time_query import time_boosted_search
 from recallstore._when import TimeWindow
 from recallstore.context import call_context
@@ -50,43 +49,6 @@ DEFAULT_RECALL_LIMIT = 10
 """Default number of search hits fetched for the user's text."""
 DEFAULT_PROFILE_LIMIT = 20
 """Default number of profile records fetched (the always-recalled tier is small)."""
-
-
-class Recall(BaseModel):
-    """The memories recalled for one conversation, and how the budget treated them."""
-
-    model_config: ClassVar[ConfigDict] = ConfigDict(frozen=True, extra="forbid")
-
-    scope: dict[str, str]
-    user_text: str
-    entries: tuple[MemoryRecord, ...]
-    """Profile records first, then search hits, each at most once."""
-    profile_count: int
-    hit_count: int
-    omitted: int
-    """Entries fetched but left out because they did not fit the budget."""
-    truncated: bool
-    budget_chars: int
-    used_chars: int
-    """Characters of the rendered recall block (``render_recall``), the size the budget
-    bounds; 0 when there is no block."""
-    used_bytes: int = 0
-    """UTF-8 size of the rendered recall block."""
-
-    @property
-    def profile(self) -> tuple[MemoryRecord, ...]:
-        """The profile entries (always first)."""
-        return self.entries[: self.profile_count]
-
-    @property
-    def hits(self) -> tuple[MemoryRecord, ...]:
-        """The search-hit entries, after the profile."""
-        return self.entries[self.profile_count :]
-
-    @property
-    def is_empty(self) -> bool:
-        """True when nothing was recalled and nothing was omitted."""
-        return not self.entries and not self.omitted
 
 
 @runtime_checkable

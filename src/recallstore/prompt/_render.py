@@ -22,7 +22,7 @@ from recallstore.sameness import normal_form
 from recallstore.values import model_date
 
 if TYPE_CHECKING:  # the render layer imports nothing from the machinery at run time
-    from recallstore.recall import Recall
+    from recallstore._recalled import Recall
     from recallstore.records import MemoryRecord
     from recallstore.tools import ToolSpec
 
