@@ -5,15 +5,13 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
 from recallstore.events.models import MemoryEvent, StreamGap
 from recallstore.store import scope_matches
-
-if TYPE_CHECKING:
-    from recallstore.events.bus import EventBus
 
 __all__ = ["Subscription", "SubscriptionStats"]
 
@@ -44,13 +42,14 @@ class Subscription:
 
     def __init__(
         self,
-        bus: EventBus,
+        on_close: Callable[[Subscription], None],
         scope: dict[str, str],
         max_queue: int,
         replayed: list[MemoryEvent],
         gap: StreamGap | None = None,
     ) -> None:
-        self._bus = bus
+        # The bus's way to forget us: passed in, so this module needs nothing from the bus.
+        self._on_close = on_close
         self.scope = scope
         self.max_queue = max_queue
         self._queue: deque[MemoryEvent] = deque(replayed)
@@ -185,7 +184,7 @@ class Subscription:
             self._closed = True
             self._queue.clear()
             loop = self._loop
-        self._bus._remove(self)
+        self._on_close(self)
         if loop is not None and not loop.is_closed():
             self._wake(loop)
 

@@ -195,7 +195,7 @@ class EventBus:
                         first_available_id=replayed[0].id,
                         missed=(gap.missed if gap else 0) + lost,
                     )
-            subscription = Subscription(self, scope_filter, size, replayed, gap)
+            subscription = Subscription(self._remove, scope_filter, size, replayed, gap)
             if self._closed:
                 subscription._closed = True
             else:
