@@ -44,7 +44,7 @@ from recallstore.backends.sqlite.delete import (
 )
 from recallstore.backends.sqlite.driver import SqliteDriver, choose_sqlite
 from recallstore.backends.sqlite.insert import PendingInsert, insert_now
-from recallstore.backends.sqlite.journal import SqliteJournalPrimitives
+from recallstore.backends.sqlite.journal_primitives import SqliteJournalPrimitives
 from recallstore.backends.sqlite.ranked import hybrid_rows_now, ranked_search
 from recallstore.backends.sqlite.revisions import SqliteRevisions
 from recallstore.backends.sqlite.rows import (
