@@ -15,7 +15,7 @@ import pytest
 from tests.adapters.test_mcp_http import _HEADERS, PING, start
 from tests.cli.test_serve_command import TOKEN, serving
 
-from recallstore.cli._http_guard import MIN_TOKEN_CHARS
+from recallstore._command.http_guard import MIN_TOKEN_CHARS
 
 
 @pytest.fixture

@@ -3,14 +3,21 @@
 The layers table must say what the layers contract in ``pyproject.toml`` says; the
 source-tree table must name every top-level module and package of ``recallstore``;
 the test-folder table must name every folder of ``tests/`` that holds tests, and no other.
+No module imports itself back, and the check bites: on a copy of the package with one
+circle added (at the top of a module, inside a function, between two packages) it fails.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 import tomllib
 from pathlib import Path
 from typing import Any
+
+import pytest
+from tests.tooling.import_circles import import_circles
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "recallstore"
@@ -78,17 +85,74 @@ def test_every_source_package_has_its_test_folder() -> None:
 
 def test_no_module_imports_itself_back() -> None:
     # import-linter's layers allow any import inside a layer; a circle there still makes
-    # import order matter and the code hard to read, so none is allowed anywhere.
-    import grimp
+    # import order matter and the code hard to read, so none is allowed anywhere, and
+    # the layers contract ignores no import that could hide one.
+    assert "ignore_imports" not in _layers_contract()
+    assert import_circles("recallstore") == []
 
-    graph = grimp.build_graph("recallstore", exclude_type_checking_imports=True)
-    for allowed in _layers_contract()["ignore_imports"]:
-        importer, _, imported = allowed.partition(" -> ")
-        graph.remove_import(importer=importer, imported=imported)
-    circles = [
-        graph.find_shortest_chain(imported, module)
-        for module in sorted(graph.modules)
-        for imported in graph.find_modules_directly_imported_by(module)
-        if graph.chain_exists(imported, module)
-    ]
-    assert circles == []
+
+def _copy_package(tmp_path: Path) -> Path:
+    shutil.copytree(
+        PACKAGE, tmp_path / "src" / "recallstore", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return tmp_path / "src" / "recallstore"
+
+
+def _circles_in_copy(run_tool: Any, copy: Path) -> subprocess.CompletedProcess[str]:
+    # PYTHONPATH comes before the editable install's path entry, so the graph is built
+    # from the copy.
+    result: subprocess.CompletedProcess[str] = run_tool(
+        "python",
+        Path(__file__).with_name("import_circles.py"),
+        "recallstore",
+        cwd=copy.parents[1],
+        env={"PYTHONPATH": str(copy.parent)},
+        timeout=120,
+    )
+    return result
+
+
+@pytest.mark.parametrize(
+    ("module", "added", "circle"),
+    [
+        # At the top of a module: the tool model importing the toolbox that uses it.
+        (
+            "tools.py",
+            "import recallstore.toolbox",
+            "recallstore.tools -> recallstore.toolbox -> recallstore.tools",
+        ),
+        # Inside a function, where it still runs: the event models reaching the bus.
+        (
+            "events/models.py",
+            "def _late() -> None:\n    import recallstore.events.bus",
+            "recallstore.events.models -> recallstore.events.bus -> recallstore.events.models",
+        ),
+        # Between two packages only: no module imports itself back, but toolbox uses
+        # toolset and a new toolset module uses toolbox.
+        (
+            "toolset/_added.py",
+            "import recallstore.toolbox",
+            "recallstore.toolbox <-> recallstore.toolset",
+        ),
+    ],
+)
+def test_an_import_circle_fails_the_check(
+    run_tool: Any, tmp_path: Path, module: str, added: str, circle: str
+) -> None:
+    copy = _copy_package(tmp_path)
+    path = copy / module
+    before = path.read_text(encoding="utf-8") if path.exists() else '"""Added."""\n'
+    path.write_text(f"{before}\n{added}\n", encoding="utf-8")
+    result = _circles_in_copy(run_tool, copy)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert circle in result.stdout
+
+
+def test_an_import_for_the_type_checker_only_is_no_circle(run_tool: Any, tmp_path: Path) -> None:
+    # It never runs, so import order cannot depend on it (docs/contributing.md).
+    copy = _copy_package(tmp_path)
+    models = copy / "events" / "models.py"
+    added = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import recallstore.events.bus"
+    models.write_text(f"{models.read_text(encoding='utf-8')}\n{added}\n", encoding="utf-8")
+    result = _circles_in_copy(run_tool, copy)
+    assert (result.returncode, result.stdout.strip()) == (0, ""), result.stderr

@@ -382,10 +382,13 @@ def create_mcp_server(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m recallstore.adapters.mcp``: the same command as ``recallstore mcp``."""
-    # The one command line lives in the CLI; this entry point predates it.
-    from recallstore.cli import main as cli_main
+    # The command lives beside the server (adapters._mcp_command), not in the CLI.
+    from recallstore._command.main import run_command
+    from recallstore.adapters._mcp_command import mcp_parser
 
-    return cli_main(["mcp", *(sys.argv[1:] if argv is None else argv)])
+    return run_command(
+        mcp_parser(lambda: create_mcp_server), sys.argv[1:] if argv is None else argv
+    )
 
 
 if __name__ == "__main__":

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from recallstore._command.database import make_parent_directory, open_store, parse_scope
+from recallstore._command.errors import EXIT_USAGE, CliError
 from recallstore.capture import DEFAULT_MAX_CHUNK_CHARS, DEFAULT_ROLES, CaptureResult, capture
-from recallstore.cli._database import make_parent_directory, open_store, parse_scope
-from recallstore.cli._errors import EXIT_USAGE, CliError
 from recallstore.cli._output import count_records, printable
 from recallstore.errors import MemoryValidationError
 

@@ -7,8 +7,8 @@ import asyncio
 import json
 from typing import Any
 
-from recallstore.cli._database import open_store, parse_scope
-from recallstore.cli._errors import EXIT_USAGE, CliError
+from recallstore._command.database import open_store, parse_scope
+from recallstore._command.errors import EXIT_USAGE, CliError
 from recallstore.cli._output import printable
 from recallstore.consolidation import (
     DEFAULT_CAP,

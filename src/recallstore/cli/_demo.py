@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from recallstore.cli._database import make_parent_directory, open_store, store_file
-from recallstore.cli._errors import EXIT_USAGE, CliError
+from recallstore._command.database import make_parent_directory, open_store, store_file
+from recallstore._command.errors import EXIT_USAGE, CliError
 
 
 def run_demo_command(args: argparse.Namespace) -> int:

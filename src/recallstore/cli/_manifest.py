@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from recallstore.cli._errors import EXIT_FAILED, CliError
+from recallstore._command.errors import EXIT_FAILED, CliError
 
 
 def run_manifest(args: argparse.Namespace) -> int:

@@ -8,9 +8,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from recallstore._command.database import open_store, parse_scope
+from recallstore._command.errors import CliError
 from recallstore.chain import supersede_chain
-from recallstore.cli._database import open_store, parse_scope
-from recallstore.cli._errors import CliError
 from recallstore.cli._output import one_line, printable, scope_column, short_time, status_of
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
 from recallstore.store import MemoryStore, scope_matches

@@ -6,9 +6,9 @@ import argparse
 import asyncio
 import sys
 
+from recallstore._command.database import open_store
+from recallstore._command.errors import CliError
 from recallstore.backends._hybrid import HybridSearch
-from recallstore.cli._database import open_store
-from recallstore.cli._errors import CliError
 from recallstore.cli._output import count_records
 from recallstore.cli._progress import ProgressBar
 from recallstore.embedding import load_embedder

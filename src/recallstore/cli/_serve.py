@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 
+from recallstore._command.asgi import (
+    HOST,
+    http_token,
+    loopback_listener,
+    run_until_stopped,
+    serve_asgi,
+)
+from recallstore._command.database import open_store, store_file
 from recallstore.backends.journal import journal_content, quiet_reads
-from recallstore.cli._asgi import HOST, http_token, loopback_listener, run_until_stopped, serve_asgi
-from recallstore.cli._database import open_store, store_file
 from recallstore.errors import MissingDependencyError
 
 

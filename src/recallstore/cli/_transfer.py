@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from recallstore.cli._database import make_parent_directory, open_store, parse_scope
-from recallstore.cli._errors import EXIT_INTERRUPTED, CliError
+from recallstore._command.database import make_parent_directory, open_store, parse_scope
+from recallstore._command.errors import EXIT_INTERRUPTED, CliError
 from recallstore.cli._output import count_records
 from recallstore.cli._progress import ProgressBar
 from recallstore.jsonl import (

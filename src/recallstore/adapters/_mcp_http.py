@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from recallstore.cli._asgi import HOST, loopback_listener, run_until_stopped, serve_asgi
+from recallstore._command.asgi import HOST, loopback_listener, run_until_stopped, serve_asgi
 from recallstore.store import MemoryStore
 from recallstore.tokens import bearer_token, token_matches
 

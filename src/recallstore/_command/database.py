@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from recallstore._command.errors import EXIT_USAGE, CliError
 from recallstore.backends.registry import describe_store
-from recallstore.cli._errors import EXIT_USAGE, CliError
 from recallstore.errors import MemoryValidationError
 from recallstore.load import load_memory_store
 from recallstore.scope_text import parse_scope_text

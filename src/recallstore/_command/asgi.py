@@ -8,8 +8,8 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from recallstore.cli._errors import EXIT_USAGE, CliError
-from recallstore.cli._http_guard import MIN_TOKEN_CHARS, LoopbackGuard
+from recallstore._command.errors import EXIT_USAGE, CliError
+from recallstore._command.http_guard import MIN_TOKEN_CHARS, LoopbackGuard
 
 HOST = "127.0.0.1"
 """The only address recallstore's servers listen on."""
