@@ -19,6 +19,7 @@ from recallstore.chain import ChainLink, SupersedeChain, supersede_chain
 from recallstore.context import CallContext, call_context, current_call_context
 from recallstore.embedding import Embedder, QueryEmbedder
 from recallstore.errors import (
+    AlteredDependencyError,
     ConfigurationError,
     EmbedderFailedError,
     EmbedderMismatchError,
@@ -97,6 +98,7 @@ __all__ = [
     "MAX_LIMIT",
     "MEMORY_KINDS",
     "MEMORY_TOOLS",
+    "AlteredDependencyError",
     "Awareness",
     "BaseMemoryStore",
     "CallContext",

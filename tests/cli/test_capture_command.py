@@ -82,3 +82,21 @@ def test_stdin_needs_a_conversation_id(tmp_path: Path) -> None:
     result = run_process("capture", "--db", tmp_path / "m.db", "--scope", "user=u1", "-")
     assert result.code == 2
     assert "--conversation" in result.err
+
+
+def test_a_line_json_cannot_read_is_named_not_a_traceback(tmp_path: Path) -> None:
+    # Issue 36: a 4,400-digit integer or 3,000-deep arrays in tool arguments.
+    db = tmp_path / "memory.db"
+    call = '{"role": "assistant", "content": "x", "tool_calls": [{"function": {"name": "f", '
+    for arguments, said in [
+        ("9" * 4400, "line 2: holds an integer of more than 4300 digits"),
+        ("[" * 3000 + "]" * 3000, "line 2: nested too deeply to read"),
+    ]:
+        transcript = tmp_path / "t.jsonl"
+        line = call + '"arguments": {"n": ' + arguments + "}}}]}"
+        transcript.write_text('{"role": "user", "content": "ok"}\n' + line + "\n", "utf-8")
+        result = run_process("capture", "--db", db, "--scope", "user=u1", transcript)
+        assert result.code == 2, result.err
+        assert f"{transcript} {said}" in result.err
+        assert "Traceback" not in result.err
+    assert not db.exists() or read_all(db) == []

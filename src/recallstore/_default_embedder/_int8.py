@@ -25,14 +25,14 @@ __all__ = ["int8_matmul_model"]
 _DOMAIN = "com.microsoft"  # onnxruntime's own operators
 
 
-def int8_matmul_model(path: Path) -> tuple[bytes, int]:
-    """The model at ``path`` serialized with its weight-only int8 ``MatMul`` nodes
-    computing in int8, and how many were rewritten."""
+def int8_matmul_model(path: Path | bytes) -> tuple[bytes, int]:
+    """The model at ``path`` (or serialized as ``path``) serialized with its weight-only
+    int8 ``MatMul`` nodes computing in int8, and how many were rewritten."""
     import numpy as np
     import onnx
     from onnx import helper, numpy_helper
 
-    model = onnx.load(str(path))
+    model = onnx.load_from_string(path) if isinstance(path, bytes) else onnx.load(str(path))
     graph = model.graph
     constants = {tensor.name: tensor for tensor in graph.initializer}
     producers = {output: node for node in graph.node for output in node.output}

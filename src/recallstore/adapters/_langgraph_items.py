@@ -16,7 +16,7 @@ from typing import Any, Final
 from recallstore.adapters._framework import _framework_imports
 from recallstore.errors import ConfigurationError, MemoryNotFoundError, MemoryValidationError
 from recallstore.records import MAX_KEY_CHARS, MemoryHit, MemoryRecord
-from recallstore.values import canonical_scope
+from recallstore.values import canonical_scope, utc_now
 
 with _framework_imports("langgraph", "the LangGraph store", "langgraph"):
     from langgraph.store.base import (
@@ -123,14 +123,26 @@ def item_text(value: Mapping[str, Any], content_field: str, index: list[str] | N
 
 
 def expiry_delta(ttl_minutes: float | None) -> timedelta | None:
-    """A TTL in minutes as a duration; None for none. A TTL must be positive."""
+    """A TTL in minutes as a duration; None for none. A TTL must be positive, and end
+    before the year 10000 (the last moment a record's ``expires_at`` can hold)."""
     if ttl_minutes is None:
         return None
-    if not isinstance(ttl_minutes, (int, float)) or not math.isfinite(ttl_minutes):
+    if isinstance(ttl_minutes, bool) or not isinstance(ttl_minutes, (int, float)):
+        raise MemoryValidationError("ttl", "ttl must be a number of minutes", ttl_minutes)
+    if isinstance(ttl_minutes, float) and not math.isfinite(ttl_minutes):
         raise MemoryValidationError("ttl", "ttl must be a number of minutes", ttl_minutes)
     if ttl_minutes <= 0:
         raise MemoryValidationError("ttl", "ttl must be more than 0 minutes", ttl_minutes)
-    return timedelta(minutes=ttl_minutes)
+    # LangGraph's own stores fail here too (timedelta or SQL interval overflow): a TTL no
+    # calendar can hold is refused, not clamped, so "forever" stays ttl=None.
+    try:
+        delta = timedelta(minutes=ttl_minutes)
+        utc_now() + delta
+    except OverflowError:
+        raise MemoryValidationError(
+            "ttl", "ttl must end before the year 10000; use ttl=None for no expiry", ttl_minutes
+        ) from None
+    return delta
 
 
 def to_item(namespace: tuple[str, ...], record: MemoryRecord) -> Item:

@@ -14,7 +14,10 @@ runs on recallstore unchanged, with recallstore's semantics where LangGraph's ar
 * a ``put`` over an existing key supersedes it: every earlier version stays in the store
   (:meth:`LangGraphStore.history`, ``include_invalidated`` searches, the dashboard);
 * a ``delete`` invalidates the current version (kept as history); a delete of a key
-  with no current item raises :class:`ItemNotFoundError` instead of succeeding silently;
+  with no current item changes nothing and succeeds, as in LangGraph's own stores (a
+  model's made-up id must not end the run: langmem's tool has no error path to the
+  model), unless the adapter is built with ``strict_delete=True``: then it raises
+  :class:`ItemNotFoundError`;
 * a search with a query is ranked by the store (BM25, or hybrid with an embedder) and
   returns only matching items; without one it lists items newest first;
 * a TTL (minutes) sets the record's ``expires_at``; expired items are omitted. A read
@@ -108,7 +111,8 @@ class LangGraphStore(BaseStore):
     (LangGraph's ``index`` of a put overrides them per item; ``index=False`` leaves only
     the key searchable). ``default_ttl`` is in minutes. Items are written with ``kind``;
     their provenance is ``author`` and, inside a LangGraph run, the run's ``thread_id``
-    as the conversation.
+    as the conversation. A delete of a key with no current item succeeds and changes
+    nothing; with ``strict_delete`` it raises :class:`ItemNotFoundError`.
     """
 
     supports_ttl: bool = True
@@ -124,6 +128,7 @@ class LangGraphStore(BaseStore):
         kind: MemoryKind = "fact",
         default_ttl: float | None = None,
         author: str | None = None,
+        strict_delete: bool = False,
     ) -> None:
         if isinstance(store, SyncMemoryStore):
             self.store: MemoryStore = store.store
@@ -142,6 +147,9 @@ class LangGraphStore(BaseStore):
             refresh_on_read=False, omit_expired=True, default_ttl=default_ttl
         )
         self.author = author
+        if not isinstance(strict_delete, bool):
+            raise ConfigurationError(f"strict_delete must be True or False, got {strict_delete!r}")
+        self.strict_delete = strict_delete
         # The loop sync calls from other threads are sent to: the one running here (an
         # adapter built inside `async with store`), else the first one an async call uses.
         self._home: asyncio.AbstractEventLoop | None = _running_loop()
@@ -162,8 +170,8 @@ class LangGraphStore(BaseStore):
         """Run ``ops`` in order, blocking; results in the same order.
 
         Every op is checked before any runs: a bad one raises and changes nothing. An op
-        that fails while running (a delete of a missing key) raises after the ones
-        before it took effect, as in LangGraph's own stores.
+        that fails while running (with ``strict_delete``, a delete of a missing key)
+        raises after the ones before it took effect, as in LangGraph's own stores.
         """
         checked = self._checked(ops)
         if self._portal is not None:
@@ -286,7 +294,9 @@ class LangGraphStore(BaseStore):
         current = await self._current(namespace, op.key)
         if op.value is None:
             if current is None:
-                raise ItemNotFoundError(namespace, op.key)
+                if self.strict_delete:
+                    raise ItemNotFoundError(namespace, op.key)
+                return  # LangGraph's contract: deleting what is not there succeeds
             await self.store.invalidate(current.id, DELETE_REASON)
             return
         write = self._write_input(op, current, provenance)

@@ -16,7 +16,7 @@ from recallstore.capture._message import ROLE_NAMES, Message, field_name
 from recallstore.errors import ConfigurationError, MemoryValidationError
 from recallstore.records import MAX_CONTENT_CHARS, MemoryRecord, MemoryWriteInput, Provenance
 from recallstore.store import IDEMPOTENCY_EXTENSION, MemoryStore
-from recallstore.values import MAX_ID_CHARS, canonical_scope
+from recallstore.values import MAX_ID_CHARS, canonical_scope, normalise_tags
 
 ToolCalls = Literal["skip", "text"]
 
@@ -58,12 +58,12 @@ def read_transcript(transcript: Iterable[Any]) -> list[Message]:
         )
     messages: list[Message] = []
     for index, item in enumerate(transcript):
-        if isinstance(item, Mapping):
-            converted: list[Message] | None = from_mapping(item, index)
-        elif isinstance(item, tuple | list):
-            converted = from_tuple(item, index)
-        else:
-            converted = from_object(item, index)
+        try:
+            converted = _converted(item, index)
+        except RecursionError:  # tool results within tool results, thousands deep
+            raise MemoryValidationError(
+                field_name(index), "is nested too deeply to read", item
+            ) from None
         if converted is None:
             raise MemoryValidationError(
                 field_name(index),
@@ -73,6 +73,14 @@ def read_transcript(transcript: Iterable[Any]) -> list[Message]:
             )
         messages.extend(converted)
     return messages
+
+
+def _converted(item: Any, index: int) -> list[Message] | None:
+    if isinstance(item, Mapping):
+        return from_mapping(item, index)
+    if isinstance(item, tuple | list):
+        return from_tuple(item, index)
+    return from_object(item, index)
 
 
 async def capture(
@@ -100,6 +108,8 @@ async def capture(
     ``"idempotency"`` extension (every bundled backend has it).
     """
     options = _Options.checked(conversation_id, roles, tool_calls, max_chunk_chars)
+    _check_tags(tags)
+    all_tags = (CAPTURE_TAG, *tags)  # as given: the idempotency keys cover them
     scope = canonical_scope(scope)
     if IDEMPOTENCY_EXTENSION not in store.capabilities().extensions:
         raise ConfigurationError(
@@ -113,7 +123,6 @@ async def capture(
         role: Provenance(conversation_id=conversation_id, run_id=run_id, author=role)
         for role in ("user", "assistant", "system", "tool")
     }
-    all_tags = (CAPTURE_TAG, *tags)
     inputs = [
         entry
         for message in kept
@@ -150,7 +159,11 @@ class _Options:
         if tool_calls not in ("skip", "text"):
             raise MemoryValidationError("tool_calls", "must be 'skip' or 'text'", tool_calls)
         limit = MAX_CONTENT_CHARS - _LABEL_ROOM
-        if not isinstance(max_chunk_chars, int) or not 1 <= max_chunk_chars <= limit:
+        if (
+            isinstance(max_chunk_chars, bool)  # an int to Python, never a length
+            or not isinstance(max_chunk_chars, int)
+            or not 1 <= max_chunk_chars <= limit
+        ):
             raise MemoryValidationError(
                 "max_chunk_chars", f"must be an integer from 1 to {limit}", max_chunk_chars
             )
@@ -160,6 +173,17 @@ class _Options:
         if message.tool:
             return self.tool_calls == "text"
         return message.role in self.roles
+
+
+def _check_tags(tags: Any) -> None:
+    """The caller's tags, checked before anything is read: one string is not a list of
+    tags (``"abc"`` would be the tags a, b and c)."""
+    if isinstance(tags, str) or not isinstance(tags, Sequence | frozenset | set):
+        raise MemoryValidationError("tags", "must be a list of strings", tags)
+    try:
+        normalise_tags(list(tags))
+    except ValueError as exc:
+        raise MemoryValidationError("tags", str(exc), tags) from None
 
 
 def _entries(

@@ -14,6 +14,7 @@ from recallstore.capture._message import (
     Role,
     call_text,
     field_name,
+    mapping_time,
     name_of,
     result_text,
     role_of,
@@ -46,7 +47,7 @@ def from_mapping(item: Mapping[str, Any], index: int) -> list[Message]:
     if "role" not in item:
         return _responses_item(item, kind, index)
     role = role_of(item["role"], index)
-    time = time_of(item.get("time"), index)
+    time = mapping_time(item, index)
     name = name_of(item.get("name"), index)
     texts: list[str] = []
     tools: list[tuple[Role, str]] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
@@ -66,6 +67,24 @@ def role_of(value: Any, index: int) -> Role:
     return role
 
 
+TIME_KEYS: Final = ("time", "timestamp", "created_at", "createdAt")
+"""The keys a message mapping's time is read from: ours, ADK's ``Event.timestamp`` (and
+most logs'), OpenAI Assistants' ``created_at``, the Vercel AI SDK's ``createdAt``."""
+
+
+def mapping_time(item: Any, index: int) -> datetime | None:
+    """The time of a message mapping from whichever :data:`TIME_KEYS` it has; two that
+    say different moments are refused, naming both."""
+    found = {key: time_of(item[key], index) for key in TIME_KEYS if item.get(key) is not None}
+    moments = set(found.values())
+    if len(moments) > 1:
+        said = {key: item[key] for key in found}
+        raise MemoryValidationError(
+            field_name(index, "time"), f"the message gives different times: {said!r}", said
+        )
+    return moments.pop() if moments else None
+
+
 def time_of(value: Any, index: int) -> datetime | None:
     """A message time: an aware datetime, ISO 8601 text or epoch seconds; None for none."""
     if value is None:
@@ -126,4 +145,16 @@ def result_text(value: Any) -> str:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    """``value`` as JSON; where JSON cannot write it (nested thousands deep, an integer
+    past Python's digit limit, a cycle), a note saying so in its place: the message's
+    other parts are still captured, and the note is what its record says."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    except RecursionError:
+        why = "nested too deeply"
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            why = f"holds an integer of more than {sys.get_int_max_str_digits()} digits"
+        else:
+            why = str(exc)  # a cycle
+    return f"<not written out as JSON: {why}>"

@@ -115,6 +115,14 @@ def _read(file: str) -> tuple[list[int], list[Any]]:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             raise CliError(f"{file} line {number}: not JSON ({exc.msg})", EXIT_USAGE) from None
+        except RecursionError:
+            raise CliError(f"{file} line {number}: nested too deeply to read", EXIT_USAGE) from None
+        except ValueError:  # an integer past Python's digit limit
+            raise CliError(
+                f"{file} line {number}: holds an integer of more than "
+                f"{sys.get_int_max_str_digits()} digits; write it as a string",
+                EXIT_USAGE,
+            ) from None
         if not isinstance(value, dict | list):
             raise CliError(
                 f"{file} line {number}: expects a JSON object or array, got {type(value).__name__}",

@@ -16,6 +16,7 @@ from recallstore.consolidation.proposers import (
     NearDuplicates,
     Proposer,
     SlotMatch,
+    UnusableProposal,
 )
 from recallstore.consolidation.run import (
     apply_plan,
@@ -38,6 +39,7 @@ __all__ = [
     "Proposer",
     "Rejection",
     "SlotMatch",
+    "UnusableProposal",
     "apply_plan",
     "check_proposals",
     "consolidate",

@@ -18,17 +18,25 @@ one before it can be in a plan. The defaults are deterministic and need no model
 
 Each works newest (or keeper) first and keeps one survivor per group, so a second
 run over the result proposes nothing.
+
+A proposer that gets a suggestion it cannot state as an operation (a model's answer
+without the record its ``supersede`` needs) returns it as an :class:`UnusableProposal`:
+validation then keeps it among the plan's rejections with its problem, and the rest of
+the plan stands.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
-from typing import Final, Protocol, runtime_checkable
+from typing import Final, Protocol, Self, runtime_checkable
+
+from pydantic import Field
 
 from recallstore._search.query import document_stems
 from recallstore.consolidation.plan import Operation
 from recallstore.records import MemoryRecord
 from recallstore.sameness import normal_form
+from recallstore.values import MAX_ID_CHARS, MAX_REASON_CHARS
 
 __all__ = [
     "DEFAULT_PROPOSERS",
@@ -36,6 +44,7 @@ __all__ = [
     "NearDuplicates",
     "Proposer",
     "SlotMatch",
+    "UnusableProposal",
 ]
 
 _FILLER: Final = frozenset(
@@ -113,6 +122,33 @@ class Proposer(Protocol):
     async def propose(self, records: Sequence[MemoryRecord]) -> Sequence[Operation]:
         """Operations on ``records`` (valid, one exact scope, oldest first)."""
         ...
+
+
+class UnusableProposal(Operation):
+    """A suggestion its proposer could not state as an operation, and why: never in a
+    plan's operations, always among its rejections (with ``problem``).
+
+    It is a ``noop`` of ``record_id`` (the record the suggestion named, or ``"?"``), so a
+    plan keeps it as any rejection; the action the suggestion meant is in ``problem``.
+    """
+
+    problem: str = Field(min_length=1, max_length=MAX_REASON_CHARS)
+
+    @classmethod
+    def of(cls, record_id: object, reason: object, problem: str) -> Self:
+        """The rejection-to-be of a suggestion naming ``record_id`` (any value: one that
+        is not an id becomes ``"?"``) for ``reason`` (likewise ``"?"``)."""
+
+        def text(value: object, limit: int) -> str:
+            ok = isinstance(value, str) and value.strip() and len(value) <= limit
+            return value if ok and isinstance(value, str) else "?"
+
+        return cls(
+            action="noop",
+            record_id=text(record_id, MAX_ID_CHARS),
+            reason=text(reason, MAX_REASON_CHARS // 2),
+            problem=problem[:MAX_REASON_CHARS],
+        )
 
 
 def _newest_first(records: Iterable[MemoryRecord]) -> list[MemoryRecord]:

@@ -4,7 +4,8 @@ A proposal is refused (kept in ``Plan.rejected`` with the problem, never applied
 it names a record that is not a valid record of exactly the plan's scope, points at a
 replacement that is not one either (or at itself) or that an earlier operation of the
 plan already changed, names a record an earlier operation already names, or comes after
-the cap. A record kept as a replacement may itself be replaced later in the plan: its
+the cap, or is an :class:`~recallstore.consolidation.proposers.UnusableProposal` (its
+own problem). A record kept as a replacement may itself be replaced later in the plan: its
 chain then leads on to the later one, and every chain ends at a record the plan leaves
 valid (a replacement is always valid when it is chosen, so no chain can loop).
 The operation model itself refuses a missing reason and a wrong target field.
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from recallstore.consolidation.plan import Operation, Rejection
+from recallstore.consolidation.proposers import UnusableProposal
 from recallstore.records import MemoryRecord
 
 __all__ = ["DEFAULT_CAP", "check_proposals"]
@@ -43,6 +45,8 @@ def check_proposals(
         if problem is None and op.changes and len(invalidated) >= cap:
             problem = f"over the cap of {cap} changes per run"
         if problem is not None:
+            if isinstance(op, UnusableProposal):  # kept as the plain operation it is
+                op = Operation.model_validate(op.model_dump(exclude={"problem"}))
             rejected.append(Rejection(proposer=proposer, operation=op, problem=problem))
             continue
         accepted.append(op)
@@ -58,6 +62,8 @@ def _problem(
     invalidated: set[str],
     looked_at: set[str],
 ) -> str | None:
+    if isinstance(op, UnusableProposal):
+        return op.problem
     if op.record_id not in valid:
         return "not a valid record of this scope"
     if op.record_id in looked_at:

@@ -149,3 +149,42 @@ def test_create_agent_with_langmem_tools_sync(backend_store: SyncMemoryStore) ->
     check_audit_trail(lg_store.history(("memories", "u1"), found["key"]), found["key"])
     stranger = agent(recalling, lg_store).invoke(said("Where do I live?"), user("u2", "t-3"))
     assert search_result(stranger) == []
+
+
+MADE_UP_ID = "6f1c2b9e-0000-4000-8000-000000000000"
+
+
+def deleting_a_made_up_id(messages: Sequence[BaseMessage]) -> AIMessage:
+    """A model slip: delete a memory by an id no tool ever reported, then answer."""
+    results = [m for m in messages if isinstance(m, ToolMessage)]
+    if not results:
+        return tool_call("manage_memory", {"action": "delete", "id": MADE_UP_ID}, "slip")
+    return AIMessage(content=f"tool said: {results[0].content} ({results[0].status})")
+
+
+async def test_a_delete_of_a_made_up_id_does_not_end_the_run(store: SqliteMemoryStore) -> None:
+    # As on LangGraph's InMemoryStore: the delete succeeds and changes nothing, so the run
+    # goes on and the model reads langmem's answer (it has no error path to the model).
+    lg_store = LangGraphStore(store, namespace_fields=("collection", "user"))
+    await agent(remembering, lg_store).ainvoke(said("I moved to Lisbon"), user("u1"))
+    before = await lg_store.asearch(("memories", "u1"))
+
+    run = await agent(deleting_a_made_up_id, lg_store).ainvoke(said("forget it"), user("u1"))
+    assert last_reply(run) == f"tool said: Deleted memory {MADE_UP_ID} (success)"
+    after = await lg_store.asearch(("memories", "u1"))
+    assert [(i.key, i.value) for i in after] == [(i.key, i.value) for i in before]
+    assert [i.value["content"] for i in after] == [NEW]
+
+
+@pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
+def test_a_made_up_delete_in_a_prebuilt_react_agent_does_not_end_the_run(
+    backend_store: SyncMemoryStore,
+) -> None:
+    from langgraph.prebuilt import create_react_agent
+
+    lg_store = LangGraphStore(backend_store, namespace_fields=("collection", "user"))
+    tools = [create_manage_memory_tool(NAMESPACE)]
+    model = ScriptedChatModel(script=deleting_a_made_up_id)
+    run = create_react_agent(model, tools, store=lg_store).invoke(said("forget"), user("u1"))
+    assert last_reply(run) == f"tool said: Deleted memory {MADE_UP_ID} (success)"
+    assert lg_store.search(("memories",)) == []

@@ -1,6 +1,6 @@
 """LangGraph's own store tests (InMemoryStore's and PostgresStore's), ported to the adapter
 and run over memory:, a SQLite file and PostgreSQL; where recallstore keeps a stronger
-rule (a put supersedes, a delete of a missing key is refused, a search is ranked) the
+rule (a put supersedes, a search is ranked) the
 test pins recallstore's rule and says so."""
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from langgraph.store.base import (
 )
 
 from recallstore.adapters.langgraph import DELETE_REASON, ItemNotFoundError, LangGraphStore
-from recallstore.errors import MemoryValidationError
+from recallstore.errors import ConfigurationError, MemoryValidationError
+from recallstore.sync import SyncMemoryStore
 
 
 def items(result: object) -> list[Item]:
@@ -77,16 +78,35 @@ def test_batch_puts_and_deletes(lg_store: LangGraphStore) -> None:
     assert lg_store.get(("test",), "key2") is None
 
 
-def test_deleting_a_missing_key_is_refused_not_silently_done(lg_store: LangGraphStore) -> None:
-    # LangGraph's stores answer a delete of an unknown key with success; here it raises.
+def test_deleting_a_missing_key_succeeds_and_changes_nothing(lg_store: LangGraphStore) -> None:
+    # LangGraph's contract (InMemoryStore, PostgresStore): a model's made-up id in
+    # langmem's delete must not end the run (tests/adapters/langgraph/test_langmem_agent.py).
+    lg_store.put(("test",), "k", {"data": 1})
+    lg_store.delete(("test",), "never-put")
+    lg_store.delete(("test", "deeper"), "k")
+    assert lg_store.batch([PutOp(("test",), "never-put", None)]) == [None]
+    (kept,) = lg_store.history(("test",), "k")
+    assert kept.invalid_at is None
+    lg_store.delete(("test",), "k")
+    lg_store.delete(("test",), "k")  # deleted once: the second changes nothing
+    (gone,) = lg_store.history(("test",), "k")
+    assert gone.invalid_reason == DELETE_REASON
+
+
+def test_a_strict_adapter_refuses_a_delete_of_a_missing_key(
+    backend_store: SyncMemoryStore,
+) -> None:
+    strict = LangGraphStore(backend_store, namespace_fields=("ns0",), strict_delete=True)
     with pytest.raises(ItemNotFoundError) as raised:
-        lg_store.delete(("test",), "never-put")
+        strict.delete(("test",), "never-put")
     assert (raised.value.namespace, raised.value.key) == (("test",), "never-put")
     assert isinstance(raised.value, LookupError)
-    lg_store.put(("test",), "k", {"data": 1})
-    lg_store.delete(("test",), "k")
+    strict.put(("test",), "k", {"data": 1})
+    strict.delete(("test",), "k")
     with pytest.raises(ItemNotFoundError):
-        lg_store.delete(("test",), "k")  # deleted once: nothing current left to delete
+        strict.delete(("test",), "k")  # deleted once: nothing current left to delete
+    with pytest.raises(ConfigurationError, match="strict_delete"):
+        LangGraphStore(backend_store, namespace_fields=("ns0",), strict_delete="yes")  # type: ignore[arg-type]
 
 
 def test_put_update_delete_keep_every_version(lg_store: LangGraphStore) -> None:
@@ -289,6 +309,10 @@ def test_bad_namespaces_keys_and_values_are_refused_before_anything_runs(
         lg_store.put(("a",), "k", {"when": object()})
     with pytest.raises(MemoryValidationError, match="ttl"):
         lg_store.put(("a",), "k", {"foo": "bar"}, ttl=-1)
+    for ttl in [1e18, 10**400, 6e9, True]:  # past the calendar's end; a bool is not minutes
+        with pytest.raises(MemoryValidationError, match="ttl") as raised:
+            lg_store.put(("a",), "k", {"foo": "bar"}, ttl=ttl)
+        assert raised.value.value == ttl
     # One bad op in a batch: the good op before it is not applied either.
     with pytest.raises(InvalidNamespaceError):
         lg_store.batch([PutOp(("a",), "k", {"v": 1}), PutOp(("a.b",), "k", {"v": 2})])
