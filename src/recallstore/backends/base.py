@@ -168,6 +168,12 @@ class BaseMemoryStore(
                 f"{cls.__name__} declares the 'idempotency' extension but no _fetch_keyed()"
             )
 
+    @property
+    def clock(self) -> Clock:
+        """The clock this store was given (the wall clock by default): its "now", which
+        the toolbox and the recall read time phrases against (``store_clock``)."""
+        return self._now
+
     # --- what a backend says about itself ---------------------------------------------
 
     @classmethod

@@ -90,7 +90,13 @@ def time_of(value: Any, index: int) -> datetime | None:
         )
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise MemoryValidationError(field, "must be timezone-aware (say +00:00 or Z)", value)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        # 0001-01-01 east of UTC, 9999-12-31 west of it: no datetime holds it in UTC.
+        raise MemoryValidationError(
+            field, f"{value!r} is outside the years 1000 to 9999 a memory's time can have", value
+        ) from None
 
 
 def text_of(value: Any, index: int) -> str:
