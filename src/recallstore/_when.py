@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from functools import cached_property
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Final
+
+from recallstore._calendar import EARLIEST, LATEST, Calendar, TimeWindow, add_months
 
 __all__ = [
     "EARLIEST",
@@ -58,14 +58,6 @@ EXAMPLES: Final = (
 """Phrases shown to a model whose phrase was not understood."""
 
 
-EARLIEST: Final = datetime(1000, 1, 1, tzinfo=UTC)
-"""The earliest bound a window has: stores keep no time before the year 1000
-(``recallstore.values.FIRST_YEAR``, which this layer may not import; a test pins them
-equal)."""
-LATEST: Final = datetime.max.replace(tzinfo=UTC)
-"""The latest bound a window has: the last instant a ``datetime`` holds."""
-
-
 class UnknownTimePhrase(ValueError):
     """A time phrase the resolver does not understand; ``phrase`` is the text given."""
 
@@ -89,29 +81,6 @@ class TimeOutOfRange(UnknownTimePhrase):
             f"{phrase!r} (read at {now.isoformat()}) names no time between the years 1000 "
             "and 9999, the times memories can have; use a date inside them, or no time at all",
         )
-
-
-@dataclass(frozen=True, slots=True)
-class TimeWindow:
-    """A half-open window ``[start, end)`` in UTC; None is unbounded on that side."""
-
-    start: datetime | None
-    end: datetime | None
-
-    def local(self, zone: tzinfo | None) -> tuple[str | None, str | None]:
-        """The two bounds as ISO 8601 in ``zone`` (UTC when None), for showing."""
-        shown = zone or UTC
-        return _shown(self.start, shown), _shown(self.end, shown)
-
-
-def _shown(moment: datetime | None, zone: tzinfo) -> str | None:
-    if moment is None:
-        return None
-    try:
-        return moment.astimezone(zone).isoformat()
-    except OverflowError:
-        # LATEST east of UTC is in the year 10000: the same instant, shown in UTC.
-        return moment.isoformat()
 
 
 _NUMBERS: Final = {
@@ -174,91 +143,6 @@ def _count(text: str) -> int:
     return int(text) if text.isdigit() else _NUMBERS[text]
 
 
-def _add_months(day: date, months: int) -> date:
-    """The first of the month ``months`` after ``day``'s month."""
-    index = day.year * 12 + day.month - 1 + months
-    return date(index // 12, index % 12 + 1, 1)
-
-
-class _Calendar:
-    """Calendar arithmetic in the user's zone, answering in UTC."""
-
-    def __init__(self, now: datetime, zone: tzinfo) -> None:
-        self.now = now.astimezone(UTC)
-        self.zone = zone
-
-    @cached_property
-    def today(self) -> date:
-        """The user's date now; ``OverflowError`` when that is past 9999-12-31 (a clock
-        at the calendar's end, read east of UTC), which only relative phrases need."""
-        return self.now.astimezone(self.zone).date()
-
-    def at(self, day: date, hour: int = 0) -> datetime:
-        """Local ``hour`` o'clock of ``day`` as UTC (zoneinfo picks the offset in force);
-        the calendar's edge when that instant lies beyond it."""
-        try:
-            return datetime.combine(day, time(hour), tzinfo=self.zone).astimezone(UTC)
-        except OverflowError:
-            # 0001-01-01 east of UTC, or 9999-12-31 west of it: before or after datetime.
-            return EARLIEST if day.year < 5000 else LATEST
-
-    def after(self, first: date, *, days: int = 0, months: int = 0) -> datetime:
-        """The start of the day ``days`` days (or the month ``months`` months) after
-        ``first``: where a window starting at ``first`` ends; :data:`LATEST` past 9999."""
-        try:
-            return self.at(_add_months(first, months) if months else first + timedelta(days=days))
-        except (OverflowError, ValueError):
-            return self.end_of_calendar()
-
-    def end_of_calendar(self) -> datetime:
-        """Local midnight after 9999-12-31 as UTC, :data:`LATEST` when that is past it:
-        east of UTC the user's last day ends inside ``datetime``'s range."""
-        offset = self.zone.utcoffset(datetime.max) or timedelta(0)
-        if offset <= timedelta(0):
-            return LATEST
-        return (datetime.max - offset + timedelta(microseconds=1)).replace(tzinfo=UTC)
-
-    def days(self, first: date, count: int = 1) -> TimeWindow:
-        return TimeWindow(self.at(first), self.after(first, days=count))
-
-    def week_of(self, day: date) -> date:
-        return day - timedelta(days=day.weekday())
-
-    def months(self, first: date, count: int = 1) -> TimeWindow:
-        return TimeWindow(self.at(first), self.after(first, months=count))
-
-    def year(self, year: int) -> TimeWindow:
-        first = date(year, 1, 1)
-        return TimeWindow(self.at(first), self.after(first, months=12))
-
-    def instant(self, moment: datetime) -> TimeWindow:
-        """The window of one microsecond at ``moment`` (UTC)."""
-        return TimeWindow(moment, _later(moment))
-
-    def latest_month(self, month: int, *, before_this: bool = False) -> int:
-        """The year of the latest ``month`` not in the future (strictly before the
-        current month when ``before_this``)."""
-        year = self.today.year
-        if month > self.today.month or (before_this and month == self.today.month):
-            year -= 1
-        return year
-
-    def season(self, first_month: int, *, which: str) -> TimeWindow:
-        """The season starting in ``first_month``: the latest that has begun
-        (``which="latest"``), the latest that has ended ("last"), or the current
-        year's ("this")."""
-        start = date(self.today.year, first_month, 1)
-        if which == "this":
-            if first_month == 12 and self.today.month <= 2:
-                start = date(self.today.year - 1, 12, 1)
-            return self.months(start, 3)
-        while start > self.today:
-            start = date(start.year - 1, first_month, 1)
-        if which == "last" and _add_months(start, 3) > self.today:
-            start = date(start.year - 1, first_month, 1)
-        return self.months(start, 3)
-
-
 def _clean(phrase: str) -> str:
     text = re.sub(r"\s+", " ", phrase.strip().lower().replace(",", " "))
     return text.strip(" .!?")
@@ -291,18 +175,13 @@ def resolve_phrase(phrase: str, now: datetime, zone: tzinfo | None = None) -> Ti
         return TimeWindow(None, window.start if bound.group(1) == "before" else window.end)
     text = re.sub(r"^(?:(?:on|in|during|at|from|the)\s+)+", "", text)
     try:
-        resolved = _resolve(text, _Calendar(now, zone or UTC))
+        resolved = _resolve(text, Calendar(now, zone or UTC))
     except (OverflowError, ValueError):
         # Date arithmetic left the calendar (a day before the year 1 or after 9999).
         raise TimeOutOfRange(phrase, now) from None
     if resolved is None:
         raise UnknownTimePhrase(phrase)
     return _inside(resolved, phrase, now)
-
-
-def _later(moment: datetime) -> datetime:
-    """One microsecond after ``moment``, or :data:`LATEST` at the end of the calendar."""
-    return LATEST if moment >= LATEST else moment + timedelta(microseconds=1)
 
 
 def _inside(window: TimeWindow, phrase: str, now: datetime) -> TimeWindow:
@@ -317,7 +196,7 @@ def _inside(window: TimeWindow, phrase: str, now: datetime) -> TimeWindow:
     return TimeWindow(start, end)
 
 
-def _resolve(text: str, cal: _Calendar) -> TimeWindow | None:
+def _resolve(text: str, cal: Calendar) -> TimeWindow | None:
     iso = _iso(text, cal)
     if iso is not None:
         return iso
@@ -351,17 +230,15 @@ def _resolve(text: str, cal: _Calendar) -> TimeWindow | None:
         ),
         "this month": lambda: cal.months(cal.today.replace(day=1)),
         "earlier this month": lambda: TimeWindow(cal.at(cal.today.replace(day=1)), cal.now),
-        "last month": lambda: cal.months(_add_months(cal.today, -1)),
-        "previous month": lambda: cal.months(_add_months(cal.today, -1)),
+        "last month": lambda: cal.months(add_months(cal.today, -1)),
+        "previous month": lambda: cal.months(add_months(cal.today, -1)),
         "this year": lambda: cal.year(cal.today.year),
         "earlier this year": lambda: TimeWindow(cal.at(date(cal.today.year, 1, 1)), cal.now),
         "last year": lambda: cal.year(cal.today.year - 1),
         "recently": lambda: cal.days(cal.today - timedelta(days=7), 8),
         "lately": lambda: cal.days(cal.today - timedelta(days=7), 8),
         "past week": lambda: cal.days(cal.today - timedelta(days=7), 8),
-        "past month": lambda: TimeWindow(
-            cal.at(_add_months(cal.today, -1).replace(day=1)), cal.now
-        ),
+        "past month": lambda: TimeWindow(cal.at(add_months(cal.today, -1).replace(day=1)), cal.now),
     }
     if text in simple:
         return simple[text]()
@@ -372,7 +249,7 @@ def _resolve(text: str, cal: _Calendar) -> TimeWindow | None:
         if unit == "week":
             return cal.days(cal.week_of(cal.today) - timedelta(days=7 * n), 7)
         if unit == "month":
-            return cal.months(_add_months(cal.today, -n))
+            return cal.months(add_months(cal.today, -n))
         return cal.year(cal.today.year - n)
     if found := re.fullmatch(rf"(?:past|last|previous) {_NUMBER} {_UNIT}", text):
         n, unit = _count(found.group(1)), found.group(2)
@@ -380,7 +257,7 @@ def _resolve(text: str, cal: _Calendar) -> TimeWindow | None:
             days = n * (7 if unit == "week" else 1)
             return TimeWindow(cal.at(cal.today - timedelta(days=days)), cal.now)
         months = n * (12 if unit == "year" else 1)
-        back = _add_months(cal.today, -months)
+        back = add_months(cal.today, -months)
         first = back.replace(day=min(cal.today.day, 28))
         return TimeWindow(cal.at(first), cal.now)
     if found := re.fullmatch(rf"(last|this|past)? ?{_WEEKDAY}", text):
@@ -426,7 +303,7 @@ def _resolve(text: str, cal: _Calendar) -> TimeWindow | None:
     return None
 
 
-def _day_window(cal: _Calendar, year: int, month: int, day: int) -> TimeWindow | None:
+def _day_window(cal: Calendar, year: int, month: int, day: int) -> TimeWindow | None:
     try:
         return cal.days(date(year, month, day))
     except ValueError:
@@ -438,7 +315,7 @@ _ISO_MONTH: Final = re.compile(r"(\d{4})-(\d{2})")
 _ISO_YEAR: Final = re.compile(r"(\d{4})")
 
 
-def _iso(text: str, cal: _Calendar) -> TimeWindow | None:
+def _iso(text: str, cal: Calendar) -> TimeWindow | None:
     try:
         if _ISO_DAY.fullmatch(text):
             return cal.days(date.fromisoformat(text))
