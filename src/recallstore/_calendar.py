@@ -15,12 +15,13 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from functools import cached_property
 from typing import Final
 
+from recallstore.values import FIRST_YEAR
+
 __all__ = ["EARLIEST", "LATEST", "Calendar", "TimeWindow", "add_months", "later"]
 
-EARLIEST: Final = datetime(1000, 1, 1, tzinfo=UTC)
-"""The earliest bound a window has: stores keep no time before the year 1000
-(``recallstore.values.FIRST_YEAR``, which this layer may not import; a test pins them
-equal)."""
+EARLIEST: Final = datetime(FIRST_YEAR, 1, 1, tzinfo=UTC)
+"""The earliest bound a window has: stores keep no time before the year
+:data:`~recallstore.values.FIRST_YEAR` (1000)."""
 LATEST: Final = datetime.max.replace(tzinfo=UTC)
 """The latest bound a window has: the last instant a ``datetime`` holds."""
 

@@ -78,8 +78,9 @@ class TimeOutOfRange(UnknownTimePhrase):
     def __init__(self, phrase: str, now: datetime) -> None:
         super().__init__(
             phrase,
-            f"{phrase!r} (read at {now.isoformat()}) names no time between the years 1000 "
-            "and 9999, the times memories can have; use a date inside them, or no time at all",
+            f"{phrase!r} (read at {now.isoformat()}) names no time between the years "
+            f"{EARLIEST.year} and 9999, the times memories can have; use a date inside them, "
+            "or no time at all",
         )
 
 

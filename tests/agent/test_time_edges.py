@@ -140,7 +140,7 @@ def test_an_edge_phrase_is_a_window_inside_the_calendar_or_no_window(
 
 
 def test_the_earliest_bound_is_the_first_year_stores_keep() -> None:
-    assert datetime(FIRST_YEAR, 1, 1, tzinfo=UTC) == EARLIEST
+    assert datetime(FIRST_YEAR, 1, 1, tzinfo=UTC) == EARLIEST  # one fact: values.FIRST_YEAR
 
 
 def test_an_out_of_range_phrase_in_a_query_is_text_to_search() -> None:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from recallstore.errors import MemoryValidationError
-from recallstore.values import MAX_ID_CHARS, check_storable
+from recallstore.values import FIRST_YEAR, MAX_ID_CHARS, check_storable
 
 Role = Literal["user", "assistant", "system", "tool"]
 
@@ -95,7 +95,9 @@ def time_of(value: Any, index: int) -> datetime | None:
     except OverflowError:
         # 0001-01-01 east of UTC, 9999-12-31 west of it: no datetime holds it in UTC.
         raise MemoryValidationError(
-            field, f"{value!r} is outside the years 1000 to 9999 a memory's time can have", value
+            field,
+            f"{value!r} is outside the years {FIRST_YEAR} to 9999 a memory's time can have",
+            value,
         ) from None
 
 
