@@ -117,9 +117,9 @@ class BaseMemoryStore(
 ):
     """A ``MemoryStore`` whose shared rules are done; a subclass supplies storage primitives.
 
-    Declare what the backend offers in three class attributes (they become
-    ``capabilities()``), take ``clock`` and ``ids`` in the constructor and pass them on, and
-    implement the abstract methods. Stamp with ``self._clock()``; "now" is ``self._now()``.
+    Declare what the backend offers in three class attributes (they become ``capabilities()``),
+    take ``clock`` and ``ids`` in the constructor and pass them on, and implement the abstract
+    methods. Stamp with ``self._clock()``; "now" is ``self._now()`` (public: ``self.clock``).
     """
 
     search_mode: ClassVar[SearchMode] = "keyword"
@@ -148,7 +148,7 @@ class BaseMemoryStore(
             raise ConfigurationError(f"journal must be JournalSettings or None, got {journal!r}")
         if journal is not None and type(self)._append_journal is BaseMemoryStore._append_journal:
             raise ConfigurationError(f"{type(self).__name__} keeps no event journal")
-        self._now = clock
+        self._now = self.clock = clock
         self._clock = MonotonicClock(clock)
         self._ids = ids
         self._journal = journal
@@ -167,12 +167,6 @@ class BaseMemoryStore(
             raise TypeError(
                 f"{cls.__name__} declares the 'idempotency' extension but no _fetch_keyed()"
             )
-
-    @property
-    def clock(self) -> Clock:
-        """The clock this store was given (the wall clock by default): its "now", which
-        the toolbox and the recall read time phrases against (``store_clock``)."""
-        return self._now
 
     # --- what a backend says about itself ---------------------------------------------
 
