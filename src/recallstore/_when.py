@@ -11,17 +11,32 @@ Everything is deterministic: the same phrase, clock and zone give the same windo
 A phrase the grammar does not know raises :class:`UnknownTimePhrase`, which names it
 and lists examples that work. :func:`find_phrase` finds a phrase inside free text
 ("what did I tell you last week about the trip").
+
+The calendar has edges, and a window never crosses them: its bounds lie between
+:data:`EARLIEST` (the first instant of the year 1000, the first year a memory's time
+may have) and :data:`LATEST` (the last instant ``datetime`` can hold, at the end of
+9999). A window reaching past an edge is cut at it ("9999-12-31" ends at
+:data:`LATEST`); a phrase with no part inside them ("0500-01-01", "last week" read
+by a clock standing in the year 1, a day a zone skipped) raises
+:class:`TimeOutOfRange`, an :class:`UnknownTimePhrase`, so every caller that treats
+an unreadable phrase as text, a tool error or a 400 treats it the same way. Nothing
+here raises ``OverflowError``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta, tzinfo
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import Final
 
+from recallstore._calendar import EARLIEST, LATEST, Calendar, TimeWindow, add_months
+
 __all__ = [
+    "EARLIEST",
     "EXAMPLES",
+    "LATEST",
+    "TimeOutOfRange",
     "TimeWindow",
     "UnknownTimePhrase",
     "find_phrase",
@@ -46,28 +61,26 @@ EXAMPLES: Final = (
 class UnknownTimePhrase(ValueError):
     """A time phrase the resolver does not understand; ``phrase`` is the text given."""
 
-    def __init__(self, phrase: str) -> None:
+    def __init__(self, phrase: str, problem: str | None = None) -> None:
         self.phrase = phrase
         examples = ", ".join(f'"{example}"' for example in EXAMPLES)
         super().__init__(
-            f"cannot read {phrase!r} as a time; use an ISO date (YYYY-MM-DD) or a phrase "
+            problem
+            or f"cannot read {phrase!r} as a time; use an ISO date (YYYY-MM-DD) or a phrase "
             f"such as {examples}"
         )
 
 
-@dataclass(frozen=True, slots=True)
-class TimeWindow:
-    """A half-open window ``[start, end)`` in UTC; None is unbounded on that side."""
+class TimeOutOfRange(UnknownTimePhrase):
+    """A phrase that names no time inside the calendar's edges (:data:`EARLIEST` to
+    :data:`LATEST`) when read at the given clock and zone."""
 
-    start: datetime | None
-    end: datetime | None
-
-    def local(self, zone: tzinfo | None) -> tuple[str | None, str | None]:
-        """The two bounds as ISO 8601 in ``zone`` (UTC when None), for showing."""
-        shown = zone or UTC
-        return (
-            None if self.start is None else self.start.astimezone(shown).isoformat(),
-            None if self.end is None else self.end.astimezone(shown).isoformat(),
+    def __init__(self, phrase: str, now: datetime) -> None:
+        super().__init__(
+            phrase,
+            f"{phrase!r} (read at {now.isoformat()}) names no time between the years "
+            f"{EARLIEST.year} and 9999, the times memories can have; use a date inside them, "
+            "or no time at all",
         )
 
 
@@ -131,60 +144,6 @@ def _count(text: str) -> int:
     return int(text) if text.isdigit() else _NUMBERS[text]
 
 
-def _add_months(day: date, months: int) -> date:
-    """The first of the month ``months`` after ``day``'s month."""
-    index = day.year * 12 + day.month - 1 + months
-    return date(index // 12, index % 12 + 1, 1)
-
-
-class _Calendar:
-    """Calendar arithmetic in the user's zone, answering in UTC."""
-
-    def __init__(self, now: datetime, zone: tzinfo) -> None:
-        self.now = now.astimezone(UTC)
-        self.zone = zone
-        self.today = self.now.astimezone(zone).date()
-
-    def at(self, day: date, hour: int = 0) -> datetime:
-        """Local ``hour`` o'clock of ``day`` as UTC (zoneinfo picks the offset in force)."""
-        return datetime.combine(day, time(hour), tzinfo=self.zone).astimezone(UTC)
-
-    def days(self, first: date, count: int = 1) -> TimeWindow:
-        return TimeWindow(self.at(first), self.at(first + timedelta(days=count)))
-
-    def week_of(self, day: date) -> date:
-        return day - timedelta(days=day.weekday())
-
-    def months(self, first: date, count: int = 1) -> TimeWindow:
-        return TimeWindow(self.at(first), self.at(_add_months(first, count)))
-
-    def year(self, year: int) -> TimeWindow:
-        return TimeWindow(self.at(date(year, 1, 1)), self.at(date(year + 1, 1, 1)))
-
-    def latest_month(self, month: int, *, before_this: bool = False) -> int:
-        """The year of the latest ``month`` not in the future (strictly before the
-        current month when ``before_this``)."""
-        year = self.today.year
-        if month > self.today.month or (before_this and month == self.today.month):
-            year -= 1
-        return year
-
-    def season(self, first_month: int, *, which: str) -> TimeWindow:
-        """The season starting in ``first_month``: the latest that has begun
-        (``which="latest"``), the latest that has ended ("last"), or the current
-        year's ("this")."""
-        start = date(self.today.year, first_month, 1)
-        if which == "this":
-            if first_month == 12 and self.today.month <= 2:
-                start = date(self.today.year - 1, 12, 1)
-            return self.months(start, 3)
-        while start > self.today:
-            start = date(start.year - 1, first_month, 1)
-        if which == "last" and _add_months(start, 3) > self.today:
-            start = date(start.year - 1, first_month, 1)
-        return self.months(start, 3)
-
-
 def _clean(phrase: str) -> str:
     text = re.sub(r"\s+", " ", phrase.strip().lower().replace(",", " "))
     return text.strip(" .!?")
@@ -194,7 +153,9 @@ def resolve_phrase(phrase: str, now: datetime, zone: tzinfo | None = None) -> Ti
     """The window ``phrase`` names, read at ``now`` (timezone-aware) in ``zone`` (UTC
     when None); an instant ("now", an ISO time) is a window of one microsecond.
 
-    Raises :class:`UnknownTimePhrase` for text it cannot read.
+    Raises :class:`UnknownTimePhrase` for text it cannot read, and its kind
+    :class:`TimeOutOfRange` for a phrase naming no time between :data:`EARLIEST` and
+    :data:`LATEST`; a window reaching past either is cut at it.
     """
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
@@ -202,96 +163,122 @@ def resolve_phrase(phrase: str, now: datetime, zone: tzinfo | None = None) -> Ti
     bound = re.match(r"(since|after|before|until|till) (.+)", text)
     if bound is not None:
         # "since Monday": from Monday's start on; "before March": up to March's start.
-        window = resolve_phrase(bound.group(2), now, zone)
+        try:
+            window = resolve_phrase(bound.group(2), now, zone)
+        except TimeOutOfRange:
+            raise TimeOutOfRange(phrase, now) from None
+        except UnknownTimePhrase:
+            raise UnknownTimePhrase(phrase) from None
         if bound.group(1) in ("since", "after"):
             return TimeWindow(window.start, None)
+        if bound.group(1) == "before" and window.start == EARLIEST:
+            raise TimeOutOfRange(phrase, now)  # nothing lies before the calendar's start
         return TimeWindow(None, window.start if bound.group(1) == "before" else window.end)
     text = re.sub(r"^(?:(?:on|in|during|at|from|the)\s+)+", "", text)
-    resolved = _resolve(text, _Calendar(now, zone or UTC))
+    try:
+        resolved = _resolve(text, Calendar(now, zone or UTC))
+    except (OverflowError, ValueError):
+        # Date arithmetic left the calendar (a day before the year 1 or after 9999).
+        raise TimeOutOfRange(phrase, now) from None
     if resolved is None:
         raise UnknownTimePhrase(phrase)
-    return resolved
+    return _inside(resolved, phrase, now)
 
 
-def _resolve(text: str, cal: _Calendar) -> TimeWindow | None:
-    today = cal.today
+def _inside(window: TimeWindow, phrase: str, now: datetime) -> TimeWindow:
+    """``window`` cut at the calendar's edges; :class:`TimeOutOfRange` when nothing of it
+    is left (it lies wholly outside, or is empty, as a day a zone skipped is)."""
+    start = None if window.start is None else min(max(window.start, EARLIEST), LATEST)
+    end = None if window.end is None else min(max(window.end, EARLIEST), LATEST)
+    if start is not None and end is not None and start >= end:
+        raise TimeOutOfRange(phrase, now)
+    if end == EARLIEST or start == LATEST:
+        raise TimeOutOfRange(phrase, now)
+    return TimeWindow(start, end)
+
+
+def _resolve(text: str, cal: Calendar) -> TimeWindow | None:
     iso = _iso(text, cal)
     if iso is not None:
         return iso
-    simple = {
-        "now": TimeWindow(cal.now, cal.now + timedelta(microseconds=1)),
-        "today": cal.days(today),
-        "earlier today": TimeWindow(cal.at(today), cal.now),
-        "this morning": TimeWindow(cal.at(today), cal.at(today, 12)),
-        "this afternoon": TimeWindow(cal.at(today, 12), cal.at(today, 18)),
-        "this evening": TimeWindow(cal.at(today, 18), cal.at(today + timedelta(days=1))),
-        "tonight": TimeWindow(cal.at(today, 18), cal.at(today + timedelta(days=1))),
-        "yesterday": cal.days(today - timedelta(days=1)),
-        "last night": TimeWindow(cal.at(today - timedelta(days=1), 18), cal.at(today, 6)),
-        "day before yesterday": cal.days(today - timedelta(days=2)),
-        "tomorrow": cal.days(today + timedelta(days=1)),
-        "this week": cal.days(cal.week_of(today), 7),
-        "earlier this week": TimeWindow(cal.at(cal.week_of(today)), cal.now),
-        "last week": cal.days(cal.week_of(today) - timedelta(days=7), 7),
-        "previous week": cal.days(cal.week_of(today) - timedelta(days=7), 7),
-        "week before last": cal.days(cal.week_of(today) - timedelta(days=14), 7),
-        "this weekend": cal.days(cal.week_of(today) + timedelta(days=5), 2),
-        "last weekend": cal.days(
-            cal.week_of(today)
-            + timedelta(days=5 if today.weekday() == 6 else -2)
-            - timedelta(days=7 if today.weekday() == 6 else 0),
+    # Each is computed only when asked for: near the calendar's edges "tomorrow" may not
+    # exist while "March 2025" does.
+    simple: dict[str, Callable[[], TimeWindow]] = {
+        "now": lambda: cal.instant(cal.now),
+        "today": lambda: cal.days(cal.today),
+        "earlier today": lambda: TimeWindow(cal.at(cal.today), cal.now),
+        "this morning": lambda: TimeWindow(cal.at(cal.today), cal.at(cal.today, 12)),
+        "this afternoon": lambda: TimeWindow(cal.at(cal.today, 12), cal.at(cal.today, 18)),
+        "this evening": lambda: TimeWindow(cal.at(cal.today, 18), cal.after(cal.today, days=1)),
+        "tonight": lambda: TimeWindow(cal.at(cal.today, 18), cal.after(cal.today, days=1)),
+        "yesterday": lambda: cal.days(cal.today - timedelta(days=1)),
+        "last night": lambda: TimeWindow(
+            cal.at(cal.today - timedelta(days=1), 18), cal.at(cal.today, 6)
+        ),
+        "day before yesterday": lambda: cal.days(cal.today - timedelta(days=2)),
+        "tomorrow": lambda: cal.days(cal.today + timedelta(days=1)),
+        "this week": lambda: cal.days(cal.week_of(cal.today), 7),
+        "earlier this week": lambda: TimeWindow(cal.at(cal.week_of(cal.today)), cal.now),
+        "last week": lambda: cal.days(cal.week_of(cal.today) - timedelta(days=7), 7),
+        "previous week": lambda: cal.days(cal.week_of(cal.today) - timedelta(days=7), 7),
+        "week before last": lambda: cal.days(cal.week_of(cal.today) - timedelta(days=14), 7),
+        "this weekend": lambda: cal.days(cal.week_of(cal.today) + timedelta(days=5), 2),
+        "last weekend": lambda: cal.days(
+            cal.week_of(cal.today)
+            + timedelta(days=5 if cal.today.weekday() == 6 else -2)
+            - timedelta(days=7 if cal.today.weekday() == 6 else 0),
             2,
         ),
-        "this month": cal.months(today.replace(day=1)),
-        "earlier this month": TimeWindow(cal.at(today.replace(day=1)), cal.now),
-        "last month": cal.months(_add_months(today, -1)),
-        "previous month": cal.months(_add_months(today, -1)),
-        "this year": cal.year(today.year),
-        "earlier this year": TimeWindow(cal.at(date(today.year, 1, 1)), cal.now),
-        "last year": cal.year(today.year - 1),
-        "recently": cal.days(today - timedelta(days=7), 8),
-        "lately": cal.days(today - timedelta(days=7), 8),
-        "past week": cal.days(today - timedelta(days=7), 8),
-        "past month": TimeWindow(cal.at(_add_months(today, -1).replace(day=1)), cal.now),
+        "this month": lambda: cal.months(cal.today.replace(day=1)),
+        "earlier this month": lambda: TimeWindow(cal.at(cal.today.replace(day=1)), cal.now),
+        "last month": lambda: cal.months(add_months(cal.today, -1)),
+        "previous month": lambda: cal.months(add_months(cal.today, -1)),
+        "this year": lambda: cal.year(cal.today.year),
+        "earlier this year": lambda: TimeWindow(cal.at(date(cal.today.year, 1, 1)), cal.now),
+        "last year": lambda: cal.year(cal.today.year - 1),
+        "recently": lambda: cal.days(cal.today - timedelta(days=7), 8),
+        "lately": lambda: cal.days(cal.today - timedelta(days=7), 8),
+        "past week": lambda: cal.days(cal.today - timedelta(days=7), 8),
+        "past month": lambda: TimeWindow(cal.at(add_months(cal.today, -1).replace(day=1)), cal.now),
     }
     if text in simple:
-        return simple[text]
+        return simple[text]()
     if found := re.fullmatch(rf"{_NUMBER} {_UNIT} ago", text):
         n, unit = _count(found.group(1)), found.group(2)
         if unit == "day":
-            return cal.days(today - timedelta(days=n))
+            return cal.days(cal.today - timedelta(days=n))
         if unit == "week":
-            return cal.days(cal.week_of(today) - timedelta(days=7 * n), 7)
+            return cal.days(cal.week_of(cal.today) - timedelta(days=7 * n), 7)
         if unit == "month":
-            return cal.months(_add_months(today, -n))
-        return cal.year(today.year - n)
+            return cal.months(add_months(cal.today, -n))
+        return cal.year(cal.today.year - n)
     if found := re.fullmatch(rf"(?:past|last|previous) {_NUMBER} {_UNIT}", text):
         n, unit = _count(found.group(1)), found.group(2)
         if unit in ("day", "week"):
             days = n * (7 if unit == "week" else 1)
-            return TimeWindow(cal.at(today - timedelta(days=days)), cal.now)
+            return TimeWindow(cal.at(cal.today - timedelta(days=days)), cal.now)
         months = n * (12 if unit == "year" else 1)
-        back = _add_months(today, -months)
-        first = back.replace(day=min(today.day, 28))
+        back = add_months(cal.today, -months)
+        first = back.replace(day=min(cal.today.day, 28))
         return TimeWindow(cal.at(first), cal.now)
     if found := re.fullmatch(rf"(last|this|past)? ?{_WEEKDAY}", text):
         which, weekday = found.group(1), _weekday_number(found.group(2))
         if which == "this":
-            return cal.days(cal.week_of(today) + timedelta(days=weekday))
-        days_back = (today.weekday() - weekday) % 7
+            return cal.days(cal.week_of(cal.today) + timedelta(days=weekday))
+        days_back = (cal.today.weekday() - weekday) % 7
         if which in ("last", "past") and days_back == 0:
             days_back = 7
-        return cal.days(today - timedelta(days=days_back))
+        return cal.days(cal.today - timedelta(days=days_back))
     if found := re.fullmatch(rf"{_WEEKDAY} (last|this) week", text):
         weekday, which = _weekday_number(found.group(1)), found.group(2)
-        monday = cal.week_of(today) - timedelta(days=7 if which == "last" else 0)
+        monday = cal.week_of(cal.today) - timedelta(days=7 if which == "last" else 0)
         return cal.days(monday + timedelta(days=weekday))
     if found := re.fullmatch(rf"(last|this)? ?{_MONTH}(?: (\d{{4}}))?", text):
         which, month, year = found.group(1), _month_number(found.group(2)), found.group(3)
         if year is not None:
             return cal.months(date(int(year), month, 1))
         if which == "this":
-            return cal.months(date(today.year, month, 1))
+            return cal.months(date(cal.today.year, month, 1))
         return cal.months(date(cal.latest_month(month, before_this=which == "last"), month, 1))
     if found := re.fullmatch(
         rf"(?:{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?|(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH})"
@@ -303,9 +290,9 @@ def _resolve(text: str, cal: _Calendar) -> TimeWindow | None:
         year = int(found.group(5)) if found.group(5) else None
         if year is not None:
             return _day_window(cal, year, month, day)
-        # The latest such day not after today (February 29 looks back to a leap year).
+        # The latest such day not after cal.today (February 29 looks back to a leap year).
         for years_back in range(9):
-            found_day = _day_window(cal, today.year - years_back, month, day)
+            found_day = _day_window(cal, cal.today.year - years_back, month, day)
             if found_day is not None and found_day.start is not None and found_day.start <= cal.now:
                 return found_day
         return None
@@ -317,7 +304,7 @@ def _resolve(text: str, cal: _Calendar) -> TimeWindow | None:
     return None
 
 
-def _day_window(cal: _Calendar, year: int, month: int, day: int) -> TimeWindow | None:
+def _day_window(cal: Calendar, year: int, month: int, day: int) -> TimeWindow | None:
     try:
         return cal.days(date(year, month, day))
     except ValueError:
@@ -329,7 +316,7 @@ _ISO_MONTH: Final = re.compile(r"(\d{4})-(\d{2})")
 _ISO_YEAR: Final = re.compile(r"(\d{4})")
 
 
-def _iso(text: str, cal: _Calendar) -> TimeWindow | None:
+def _iso(text: str, cal: Calendar) -> TimeWindow | None:
     try:
         if _ISO_DAY.fullmatch(text):
             return cal.days(date.fromisoformat(text))
@@ -342,8 +329,7 @@ def _iso(text: str, cal: _Calendar) -> TimeWindow | None:
             moment = datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=cal.zone)
-            moment = moment.astimezone(UTC)
-            return TimeWindow(moment, moment + timedelta(microseconds=1))
+            return cal.instant(moment.astimezone(UTC))
     except ValueError:
         return None
     return None

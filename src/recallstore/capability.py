@@ -21,7 +21,7 @@ from recallstore.recall import (
     Recall,
     assemble_recall,
 )
-from recallstore.store import MemoryStore
+from recallstore.store import Clock, MemoryStore
 from recallstore.toolbox import MemoryToolbox
 from recallstore.toolset import MEMORY_TOOLS, MemoryToolSpec, check_toolset
 from recallstore.values import canonical_scope
@@ -121,11 +121,22 @@ class MemoryCapability:
         first_user_text: str,
         run_id: str | None = None,
         time_zone: str | tzinfo | None = None,
+        clock: Clock | None = None,
     ) -> MemoryInstance:
         """The toolbox and turn-1 recall for one conversation of a session; ``time_zone``
-        (the user's, an IANA name) is what "yesterday" and "last week" are read in."""
+        (the user's, an IANA name) is what "yesterday" and "last week" are read in, and
+        ``clock`` is the conversation's "now" they are read against, by the recall and
+        the toolbox alike (default: the store's clock,
+        :func:`~recallstore.store.store_clock`, the wall clock unless the store was given
+        one). A date the calendar cannot hold ("9999-12-31" in the first message) is
+        searched as text."""
         toolbox, recall, recall_block = await self._turn_one(
-            self.scope_for(session_scope), first_user_text, conversation_id, run_id, time_zone
+            self.scope_for(session_scope),
+            first_user_text,
+            conversation_id,
+            run_id,
+            time_zone,
+            clock,
         )
         return MemoryInstance(
             scope=toolbox.scope,
@@ -143,9 +154,13 @@ class MemoryCapability:
         conversation_id: str | None = None,
         run_id: str | None = None,
         time_zone: str | tzinfo | None = None,
+        clock: Clock | None = None,
     ) -> MemoryToolbox:
-        """A session's toolbox without the recall, e.g. for a tool call in a later turn."""
-        return self._toolbox(self.scope_for(session_scope), conversation_id, run_id, time_zone)
+        """A session's toolbox without the recall, e.g. for a tool call in a later turn;
+        ``time_zone`` and ``clock`` as for :meth:`instantiate`."""
+        return self._toolbox(
+            self.scope_for(session_scope), conversation_id, run_id, time_zone, clock
+        )
 
     def _toolbox(
         self,
@@ -153,6 +168,7 @@ class MemoryCapability:
         conversation_id: str | None,
         run_id: str | None,
         time_zone: str | tzinfo | None = None,
+        clock: Clock | None = None,
     ) -> MemoryToolbox:
         return MemoryToolbox(
             self.store,
@@ -162,6 +178,7 @@ class MemoryCapability:
             run_id=run_id,
             author=self.author,
             time_zone=time_zone,
+            clock=clock,
         )
 
     async def _turn_one(
@@ -171,9 +188,11 @@ class MemoryCapability:
         conversation_id: str | None,
         run_id: str | None,
         time_zone: str | tzinfo | None = None,
+        clock: Clock | None = None,
     ) -> tuple[MemoryToolbox, Recall, str | None]:
-        """The toolbox, the recall and its rendered block: what both public paths share."""
-        toolbox = self._toolbox(scope, conversation_id, run_id, time_zone)
+        """The toolbox, the recall and its rendered block: what both public paths share,
+        on one clock (the recall reads it once, the toolbox at each call)."""
+        toolbox = self._toolbox(scope, conversation_id, run_id, time_zone, clock)
         recall = await assemble_recall(
             self.store,
             scope,
@@ -184,6 +203,7 @@ class MemoryCapability:
             conversation_id=conversation_id,
             run_id=run_id,
             time_zone=toolbox.time_zone,
+            now=toolbox.now(),
         )
         return toolbox, recall, render_recall(recall)
 
@@ -198,12 +218,14 @@ async def memory_prompt(
     profile_limit: int = DEFAULT_PROFILE_LIMIT,
     conversation_id: str | None = None,
     run_id: str | None = None,
+    clock: Clock | None = None,
 ) -> str:
     """The turn-1 memory part of a system prompt: the Manual, then the recall block.
 
     The same text as ``MemoryCapability(store, scope_fields=scope.keys(), ...)``
     ``.instantiate(scope, ...).instructions`` — put it in a system prompt, or pin it with
-    a snapshot test. ``scope`` must be non-empty (ConfigurationError otherwise).
+    a snapshot test. ``scope`` must be non-empty (ConfigurationError otherwise);
+    ``clock`` as for :meth:`MemoryCapability.instantiate`.
     """
     scope = canonical_scope(scope)
     if not scope:
@@ -219,7 +241,7 @@ async def memory_prompt(
         profile_limit=profile_limit,
     )
     toolbox, _, recall_block = await capability._turn_one(
-        capability.scope_for(scope), first_user_text, conversation_id, run_id
+        capability.scope_for(scope), first_user_text, conversation_id, run_id, clock=clock
     )
     return _instructions(toolbox.manual, recall_block)
 

@@ -32,7 +32,7 @@ from recallstore.errors import ConfigurationError
 from recallstore.prompt import recall_entry_size, recall_frame_size
 from recallstore.records import MAX_CONTENT_CHARS, MemoryHit, MemoryRecord, MemorySearchQuery
 from recallstore.sameness import normal_form
-from recallstore.store import MemoryStore, utc_now
+from recallstore.store import MemoryStore, store_clock
 
 __all__ = [
     "DEFAULT_BUDGET_CHARS",
@@ -77,8 +77,9 @@ async def assemble_recall(
 
     ``scope`` must be non-empty, as for :class:`~recallstore.toolbox.MemoryToolbox`: an
     empty scope would recall every user's memories into one prompt. A time phrase in
-    ``user_text`` ("what did I say last week about the trip"), read at ``now`` (the
-    clock) in ``time_zone`` (UTC when None), ranks the memories observed in its window
+    ``user_text`` ("what did I say last week about the trip"), read at ``now`` (default:
+    the store's clock, :func:`~recallstore.store.store_clock`) in ``time_zone`` (UTC
+    when None), ranks the memories observed in its window
     first (``recallstore._time_query``). Raises
     :class:`~recallstore.errors.ConfigurationError` for it, ``ValueError`` for a negative
     budget or limit; store failures propagate.
@@ -185,6 +186,6 @@ async def _hits(
         return await store.search(asked)
 
     hits, _ = await time_boosted_search(
-        search, query.query or "", query.limit, now or utc_now(), zone
+        search, query.query or "", query.limit, now or store_clock(store)(), zone
     )
     return hits

@@ -9,7 +9,7 @@ answered exactly like an id that does not exist. Mistakes a model can make come 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -32,7 +32,7 @@ from recallstore.records import (
     Provenance,
     check_invalid_reason,
 )
-from recallstore.store import MemoryStore, scope_matches, utc_now
+from recallstore.store import Clock, MemoryStore, scope_matches, store_clock
 from recallstore.tools import ToolFailure
 from recallstore.values import canonical_scope
 
@@ -66,7 +66,7 @@ class ScopedMemory:
         run_id: str | None = None,
         author: str | None = None,
         time_zone: str | tzinfo | None = None,
-        clock: Callable[[], datetime] = utc_now,
+        clock: Clock | None = None,
     ) -> None:
         if not scope:
             raise ConfigurationError(
@@ -78,7 +78,7 @@ class ScopedMemory:
         self._provenance = Provenance(conversation_id=conversation_id, run_id=run_id, author=author)
         self._store = store
         self._zone = _zone(time_zone)
-        self._clock = clock
+        self._clock = clock or store_clock(store)
 
     @property
     def time_zone(self) -> tzinfo | None:
@@ -86,7 +86,8 @@ class ScopedMemory:
         return self._zone
 
     def now(self) -> datetime:
-        """The host's clock, which relative time phrases are read against."""
+        """The conversation's clock (the store's unless one was given), which relative
+        time phrases are read against."""
         return self._clock()
 
     @property

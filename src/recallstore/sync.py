@@ -22,6 +22,7 @@ import asyncio
 import os
 import threading
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from datetime import tzinfo
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
@@ -41,7 +42,7 @@ from recallstore.records import (
     MemoryStoreCapabilities,
     MemoryWriteInput,
 )
-from recallstore.store import MemoryStore
+from recallstore.store import Clock, MemoryStore, store_clock
 from recallstore.toolbox import MemoryToolbox
 from recallstore.tools import Tool
 from recallstore.toolset import MEMORY_TOOLS, MemoryToolSpec
@@ -168,6 +169,11 @@ class SyncMemoryStore:
                 self.loop.close()
             raise
 
+    @property
+    def clock(self) -> Clock:
+        """The async store's clock (:func:`~recallstore.store.store_clock`)."""
+        return store_clock(self.store)
+
     def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
         """Write all ``inputs`` atomically; the records in input order."""
         return self.loop.run(self.store.write(inputs))
@@ -230,6 +236,8 @@ class SyncToolbox:
         conversation_id: str | None = None,
         run_id: str | None = None,
         author: str | None = None,
+        time_zone: str | tzinfo | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._loop = store.loop
         self.toolbox = MemoryToolbox(
@@ -239,6 +247,8 @@ class SyncToolbox:
             conversation_id=conversation_id,
             run_id=run_id,
             author=author,
+            time_zone=time_zone,
+            clock=clock,
         )
         """The async toolbox underneath."""
 
@@ -356,14 +366,20 @@ class SyncMemoryCapability:
         conversation_id: str,
         first_user_text: str,
         run_id: str | None = None,
+        time_zone: str | tzinfo | None = None,
+        clock: Clock | None = None,
     ) -> SyncMemoryInstance:
-        """The toolbox and turn-one recall for one conversation of a session."""
+        """The toolbox and turn-one recall for one conversation of a session;
+        ``time_zone`` and ``clock`` (default: the store's) as for
+        :meth:`~recallstore.capability.MemoryCapability.instantiate`."""
         instance = self._loop.run(
             self.capability.instantiate(
                 session_scope,
                 conversation_id=conversation_id,
                 first_user_text=first_user_text,
                 run_id=run_id,
+                time_zone=time_zone,
+                clock=clock,
             )
         )
         return SyncMemoryInstance(self._loop, instance)
@@ -374,9 +390,15 @@ class SyncMemoryCapability:
         *,
         conversation_id: str | None = None,
         run_id: str | None = None,
+        time_zone: str | tzinfo | None = None,
+        clock: Clock | None = None,
     ) -> SyncToolbox:
         """A session's toolbox without the recall, e.g. for a later turn."""
         toolbox = self.capability.toolbox(
-            session_scope, conversation_id=conversation_id, run_id=run_id
+            session_scope,
+            conversation_id=conversation_id,
+            run_id=run_id,
+            time_zone=time_zone,
+            clock=clock,
         )
         return SyncToolbox._wrapping(self._loop, toolbox)

@@ -10,13 +10,13 @@ default; forgetting is the host's call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, tzinfo
 from typing import Any, Literal
 
 from recallstore.errors import EmbedderFailedError
 from recallstore.scoped_memory import ScopedMemory
-from recallstore.store import MemoryStore, utc_now
+from recallstore.store import Clock, MemoryStore
 from recallstore.tools import Tool, anthropic_tool, error_result, mcp_tool, openai_tool
 
 # The caps and MemoryView live in toolset; they are re-exported here, where they were
@@ -54,7 +54,9 @@ class MemoryToolbox:
     :class:`~recallstore.errors.ConfigurationError`; store failures
     (``StoreUnavailableError``) raise to the host. ``time_zone`` (an IANA name or a
     ``tzinfo``) is the user's: ``since="yesterday"`` means the user's yesterday, read
-    against ``clock`` (the host's UTC clock by default).
+    against ``clock``: the conversation's "now" (default: the store's own clock,
+    :func:`~recallstore.store.store_clock`, which is the wall clock unless the store was
+    given one).
     """
 
     def __init__(
@@ -67,7 +69,7 @@ class MemoryToolbox:
         run_id: str | None = None,
         author: str | None = None,
         time_zone: str | tzinfo | None = None,
-        clock: Callable[[], datetime] = utc_now,
+        clock: Clock | None = None,
     ) -> None:
         self._memory = ScopedMemory(
             store,
@@ -96,6 +98,10 @@ class MemoryToolbox:
     def time_zone(self) -> tzinfo | None:
         """The user's time zone that time phrases are read in (None: UTC)."""
         return self._memory.time_zone
+
+    def now(self) -> datetime:
+        """The conversation's clock, which time phrases are read against."""
+        return self._memory.now()
 
     async def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
         """Run tool ``name`` with the model's ``arguments``; a JSON-ready result or error result.

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import html
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 
-from recallstore.events import ObservedMemoryStore
+from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.dashboard import create_dashboard_app
+from recallstore.events import EventBus, ObservedMemoryStore
 from recallstore.records import MemoryWriteInput
+from recallstore.testing.pytest_plugin import FrozenClock
 
 SCOPE = {"tenant": "acme", "user": "u_42"}
 
@@ -92,3 +96,32 @@ async def test_the_api_writes_and_filters_by_observed_time(client: httpx.AsyncCl
     assert (
         await client.get("/api/records", params={"scope": "user=u_42", "since": "2024-05-03"})
     ).json()["hits"] == []
+
+
+async def test_the_window_is_read_at_the_stores_clock(tmp_path: Path) -> None:
+    """A store standing in June 2024: the lens's "last week" is that store's last week
+    (issue 36 item 7: one store, one "now"), on the page and in the API."""
+    bus = EventBus()
+    clock = FrozenClock(datetime(2024, 6, 12, 9, tzinfo=UTC))  # last week: June 3 to 10
+    async with SqliteMemoryStore(tmp_path / "m.db", clock=clock) as raw:
+        store = ObservedMemoryStore(raw, bus)
+        old, new = await store.write(
+            [
+                MemoryWriteInput(
+                    scope=SCOPE,
+                    content="kettle in June",
+                    observed_at=datetime(2024, 6, 5, tzinfo=UTC),
+                ),
+                MemoryWriteInput(scope=SCOPE, content="kettle today"),
+            ]
+        )
+        app = create_dashboard_app(store, bus, token="lens-token")
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            assert (await client.get("/", params={"token": "lens-token"})).status_code == 303
+            window = {"scope": "user=u_42", "since": "last week", "until": "last week"}
+            api = await client.get("/api/records", params=window)
+            assert [hit["record"]["id"] for hit in api.json()["hits"]] == [old.id]
+            page = await client.get("/records", params=window)
+            assert old.id in page.text
+            assert new.id not in page.text

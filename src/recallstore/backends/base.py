@@ -117,9 +117,9 @@ class BaseMemoryStore(
 ):
     """A ``MemoryStore`` whose shared rules are done; a subclass supplies storage primitives.
 
-    Declare what the backend offers in three class attributes (they become
-    ``capabilities()``), take ``clock`` and ``ids`` in the constructor and pass them on, and
-    implement the abstract methods. Stamp with ``self._clock()``; "now" is ``self._now()``.
+    Declare what the backend offers in three class attributes (they become ``capabilities()``),
+    take ``clock`` and ``ids`` in the constructor and pass them on, and implement the abstract
+    methods. Stamp with ``self._clock()``; "now" is ``self._now()`` (public: ``self.clock``).
     """
 
     search_mode: ClassVar[SearchMode] = "keyword"
@@ -148,7 +148,7 @@ class BaseMemoryStore(
             raise ConfigurationError(f"journal must be JournalSettings or None, got {journal!r}")
         if journal is not None and type(self)._append_journal is BaseMemoryStore._append_journal:
             raise ConfigurationError(f"{type(self).__name__} keeps no event journal")
-        self._now = clock
+        self._now = self.clock = clock
         self._clock = MonotonicClock(clock)
         self._ids = ids
         self._journal = journal

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from recallstore.errors import MemoryValidationError
-from recallstore.values import MAX_ID_CHARS, check_storable
+from recallstore.values import FIRST_YEAR, MAX_ID_CHARS, check_storable
 
 Role = Literal["user", "assistant", "system", "tool"]
 
@@ -109,7 +109,15 @@ def time_of(value: Any, index: int) -> datetime | None:
         )
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise MemoryValidationError(field, "must be timezone-aware (say +00:00 or Z)", value)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        # 0001-01-01 east of UTC, 9999-12-31 west of it: no datetime holds it in UTC.
+        raise MemoryValidationError(
+            field,
+            f"{value!r} is outside the years {FIRST_YEAR} to 9999 a memory's time can have",
+            value,
+        ) from None
 
 
 def text_of(value: Any, index: int) -> str:

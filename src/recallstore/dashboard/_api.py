@@ -25,7 +25,7 @@ from recallstore.errors import (
     StoreUnavailableError,
 )
 from recallstore.records import DEFAULT_LIMIT, MemoryRecord, MemoryWriteInput
-from recallstore.store import MemoryStore
+from recallstore.store import MemoryStore, store_clock
 
 __all__ = ["RecordsApi"]
 
@@ -146,7 +146,9 @@ class RecordsApi:
     @_json_errors
     async def search(self, request: Request) -> JSONResponse:
         """``GET /api/records``: the records page's search, as JSON hits."""
-        query = search_from_params(request, default_limit=DEFAULT_LIMIT)
+        query = search_from_params(
+            request, default_limit=DEFAULT_LIMIT, clock=store_clock(self.store)
+        )
         with call_context(run_id=DASHBOARD_RUN_ID):
             hits = await self.store.search(query)
         return JSONResponse(

@@ -42,7 +42,7 @@ from recallstore.records import (
     MemorySearchQuery,
 )
 from recallstore.scope_text import format_scope, parse_scope_text
-from recallstore.store import MemoryStore, scope_matches, utc_now
+from recallstore.store import MemoryStore, scope_matches, store_clock, utc_now
 
 __all__ = ["DashboardPages"]
 
@@ -216,7 +216,9 @@ class DashboardPages:
         hits: list[MemoryHit] = []
         query: MemorySearchQuery | None = None
         try:
-            query = search_from_params(request, default_limit=_DEFAULT_PAGE_LIMIT)
+            query = search_from_params(
+                request, default_limit=_DEFAULT_PAGE_LIMIT, clock=store_clock(self.store)
+            )
             with call_context(run_id=DASHBOARD_RUN_ID):
                 hits = await self.store.search(query)
         except MemoryValidationError as exc:

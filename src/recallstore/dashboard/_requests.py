@@ -16,7 +16,7 @@ from recallstore._when import TimeWindow, UnknownTimePhrase, resolve_since_until
 from recallstore.errors import MemoryValidationError
 from recallstore.records import MAX_LIMIT, MemorySearchQuery, check_invalid_reason
 from recallstore.scope_text import parse_scope_text
-from recallstore.store import utc_now
+from recallstore.store import Clock, utc_now
 
 __all__ = [
     "DASHBOARD_RUN_ID",
@@ -47,18 +47,21 @@ def int_param(params: Mapping[str, str], name: str, default: int, maximum: int) 
     return value
 
 
-def search_from_params(request: Request, *, default_limit: int) -> MemorySearchQuery:
+def search_from_params(
+    request: Request, *, default_limit: int, clock: Clock = utc_now
+) -> MemorySearchQuery:
     """The search a records page or API call asks for through its query string.
 
     ``scope`` (repeatable, ``key=value``), ``q``, ``kind`` (repeatable), ``tag``
     (repeatable), ``invalidated=1``, ``expired=1``, ``limit``, and the observed window
-    ``since`` / ``until`` (ISO dates or phrases such as "last week", read in UTC). Bad
-    values raise :class:`MemoryValidationError` naming the parameter.
+    ``since`` / ``until`` (ISO dates or phrases such as "last week", read in UTC at
+    ``clock``, the store's). Bad values raise :class:`MemoryValidationError` naming the
+    parameter.
     """
     params = request.query_params
     kinds = params.getlist("kind")
     tags = params.getlist("tag")
-    window = observed_window(params.get("since"), params.get("until"))
+    window = observed_window(params.get("since"), params.get("until"), clock)
     return MemorySearchQuery(
         query=params.get("q") or None,
         scope=parse_scope_text(params.getlist("scope")),
@@ -72,10 +75,11 @@ def search_from_params(request: Request, *, default_limit: int) -> MemorySearchQ
     )
 
 
-def observed_window(since: str | None, until: str | None) -> TimeWindow:
-    """The window the ``since`` / ``until`` parameters name (UTC, the lens's clock);
-    :class:`MemoryValidationError` naming the parameter a phrase cannot be read from."""
-    now = utc_now()
+def observed_window(since: str | None, until: str | None, clock: Clock = utc_now) -> TimeWindow:
+    """The window the ``since`` / ``until`` parameters name (UTC, read at ``clock``);
+    :class:`MemoryValidationError` naming the parameter a phrase cannot be read from,
+    or one that names no time the calendar holds ("0001-01-01")."""
+    now = clock()
     for name, phrase in (("since", since), ("until", until)):
         try:
             if name == "since":

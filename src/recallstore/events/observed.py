@@ -56,11 +56,13 @@ from recallstore.store import (
     IMPORT_EXTENSION,
     JOURNAL_EXTENSION,
     REVISE_EXTENSION,
+    Clock,
     MemoryStore,
     SupportsExportRecords,
     SupportsForget,
     SupportsStoreId,
     common_scope,
+    store_clock,
 )
 
 if TYPE_CHECKING:
@@ -139,6 +141,11 @@ class ObservedMemoryStore:
     def inner(self) -> MemoryStore:
         """The wrapped store."""
         return self._store
+
+    @property
+    def clock(self) -> Clock:
+        """The wrapped store's clock (:func:`~recallstore.store.store_clock`)."""
+        return store_clock(self._store)
 
     async def __aenter__(self) -> Self:
         await self._store.__aenter__()

@@ -7,7 +7,7 @@ Import the names from here.
 """
 
 from recallstore._search.text import MAX_QUERY_TERMS, query_terms, tokenize
-from recallstore.store.clock import MonotonicClock
+from recallstore.store.clock import MonotonicClock, store_clock
 from recallstore.store.ids import (
     check_record_id,
     deterministic_ids,
@@ -83,6 +83,7 @@ __all__ = [
     "records_from_inputs",
     "records_to_import",
     "scope_matches",
+    "store_clock",
     "store_id_from",
     "tokenize",
     "utc_now",

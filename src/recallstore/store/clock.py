@@ -1,4 +1,5 @@
-"""The clock stores stamp records with: UTC, strictly increasing within a process."""
+"""The clock stores stamp records with: UTC, strictly increasing within a process; and
+:func:`store_clock`, the "now" a store's callers read time phrases against."""
 
 from __future__ import annotations
 
@@ -10,6 +11,18 @@ from recallstore.store.protocol import Clock
 from recallstore.values import utc_now
 
 _ONE_MICROSECOND: Final = timedelta(microseconds=1)
+
+
+def store_clock(store: object) -> Clock:
+    """The clock ``store`` was given: its ``clock`` attribute when it has a callable one
+    (every :class:`~recallstore.backends.BaseMemoryStore`, and the wrappers that pass
+    one on), else the wall clock :func:`~recallstore.values.utc_now`.
+
+    The toolbox, the recall and the capability read "last week" against it, so a store
+    built with a fixed clock gives one "now" to everything said about it.
+    """
+    clock = getattr(store, "clock", None)
+    return clock if callable(clock) else utc_now
 
 
 class MonotonicClock:

@@ -26,7 +26,7 @@ from recallstore.records import (
     MemoryStoreCapabilities,
     MemoryWriteInput,
 )
-from recallstore.store import MemoryStore, utc_now
+from recallstore.store import Clock, MemoryStore, store_clock, utc_now
 from recallstore.testing._rules import KitRuleViolation
 
 __all__ = ["CheckedStore", "every_record", "unwrap"]
@@ -60,6 +60,11 @@ class CheckedStore:
             raise
         finally:
             del self._pending[number]
+
+    @property
+    def clock(self) -> Clock:
+        """The store's clock (:func:`~recallstore.store.store_clock`)."""
+        return store_clock(self.store)
 
     def capabilities(self) -> MemoryStoreCapabilities:
         """The store's own declaration."""
