@@ -104,8 +104,9 @@ class BackgroundLoop:
         try:
             call.finished.wait()
         except BaseException:
-            self.loop.call_soon_threadsafe(call.cancel)
-            call.finished.wait()  # the call is over: a write landed whole or not at all
+            with contextlib.suppress(RuntimeError):  # a loop closed meanwhile ended it
+                self.loop.call_soon_threadsafe(call.cancel)
+                call.finished.wait()  # the call is over: a write landed whole or not at all
             raise
         result: T = call.outcome(self._closed)
         return result
