@@ -12,22 +12,25 @@ made from it) at once; the calls interleave on the loop as concurrent coroutines
 the store's own guarantees (atomic writes, a chain never forks). A call from a coroutine
 running *on* the background loop would wait for itself, and is refused with
 :class:`~recallstore.errors.ConfigurationError`. ``close()`` (or leaving the ``with``
-block) closes the store, then stops the loop and joins its thread; a call after that
-raises :class:`~recallstore.errors.StoreUnavailableError`.
+block) closes the store, then stops the loop and joins its thread; a call after that,
+or one still running then, raises :class:`~recallstore.errors.StoreUnavailableError`.
+A store never closed is closed when its loop is garbage-collected (nothing references
+the store, its toolboxes or the loop any more). In a process forked after the store was
+opened, calls raise :class:`~recallstore.errors.ConfigurationError`: open it after
+forking. A call interrupted by ``KeyboardInterrupt`` is cancelled and waited for first:
+a write has then landed whole or not at all (see ``recallstore._background_loop``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import threading
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import tzinfo
 from types import TracebackType
-from typing import Any, Literal, Self, TypeVar
+from typing import Any, Literal, Self
 
+from recallstore._background_loop import BackgroundLoop
 from recallstore.capability import MemoryCapability, MemoryInstance
-from recallstore.errors import ConfigurationError, StoreUnavailableError
 from recallstore.load import load_memory_store
 from recallstore.recall import (
     DEFAULT_BUDGET_CHARS,
@@ -54,92 +57,6 @@ __all__ = [
     "SyncMemoryStore",
     "SyncToolbox",
 ]
-
-T = TypeVar("T")
-
-
-class BackgroundLoop:
-    """An asyncio event loop running on a daemon thread, for blocking callers.
-
-    :meth:`run` submits a coroutine from any other thread and waits for its result;
-    :meth:`arun` awaits it from a coroutine on another loop. :meth:`close` cancels what
-    is still running, stops the loop and joins the thread (idempotent).
-    """
-
-    def __init__(self, name: str = "recallstore-sync") -> None:
-        self.loop = asyncio.new_event_loop()
-        """The loop; every coroutine given to :meth:`run` runs on it."""
-        self._closed = False
-        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        try:
-            self.loop.run_forever()
-        finally:
-            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
-            self.loop.close()
-
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called."""
-        return self._closed
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on the loop and block until it returns (or raises)."""
-        self._check_usable(coro)
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-    async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on the loop from a coroutine of another loop, without blocking it."""
-        if asyncio.get_running_loop() is self.loop:
-            return await coro
-        self._check_usable(coro)
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
-
-    def _check_usable(self, coro: Coroutine[Any, Any, Any]) -> None:
-        problem: Exception | None = None
-        if self._closed:
-            problem = StoreUnavailableError("the background event loop", "it was closed")
-        elif threading.get_ident() == self._thread.ident:
-            problem = ConfigurationError(
-                "a blocking recallstore.sync call was made on its own background loop, "
-                "where it would wait for itself: await the async API there instead"
-            )
-        if problem is not None:
-            coro.close()
-            raise problem
-
-    def close(self) -> None:
-        """Cancel the loop's remaining tasks, stop it and join its thread."""
-        if self._closed:
-            return
-        if threading.get_ident() == self._thread.ident:
-            raise ConfigurationError("a BackgroundLoop cannot be closed from its own thread")
-        self._closed = True
-
-        async def cancel_the_rest() -> None:
-            current = asyncio.current_task()
-            tasks = [task for task in asyncio.all_tasks() if task is not current]
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        asyncio.run_coroutine_threadsafe(cancel_the_rest(), self.loop).result()
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 class SyncMemoryStore:
@@ -168,6 +85,9 @@ class SyncMemoryStore:
             if self._owns_loop:
                 self.loop.close()
             raise
+        # Closed with the loop if close() is never called: when the loop is collected
+        # (a re-run notebook cell), or closed.
+        self.loop.adopt(self.store)
 
     @property
     def clock(self) -> Clock:
@@ -199,9 +119,17 @@ class SyncMemoryStore:
         return self.store.capabilities()
 
     def close(self) -> None:
-        """Close the store, then its loop when it is the store's own (idempotent)."""
-        if self.loop.closed:
+        """Close the store, then its loop when it is the store's own (idempotent).
+
+        Calls still running on other threads are cancelled and raise
+        :class:`~recallstore.errors.StoreUnavailableError`. In a process forked after
+        the store was opened, nothing is closed: the connections are the parent's.
+        """
+        if self.loop.closed or self.loop.forked:
+            if self._owns_loop:
+                self.loop.close()
             return
+        self.loop.release(self.store)
         try:
             self.loop.run(self.store.__aexit__(None, None, None))
         finally:

@@ -4,7 +4,8 @@ The public names are the ones re-exported here; the modules beside this file are
 backend's internals: ``store`` (the class), ``schema`` (migrations), ``search`` (filters
 and keyword search), ``vectors`` (hybrid search), ``pgvector`` (vectors under an
 HNSW index when the extension is there), ``journal`` (the event journal's table and
-``LISTEN/NOTIFY``) and ``revisions`` (the ``"revise"`` extension's plans). Importing it
+``LISTEN/NOTIFY``), ``revisions`` (the ``"revise"`` extension's plans) and ``keys``
+(idempotency keys: the unique index decides a race, the loser runs again). Importing it
 needs no driver; opening a store needs the ``postgres`` extra.
 """
 

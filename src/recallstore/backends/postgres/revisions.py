@@ -2,7 +2,9 @@
 
 Migration 9 adds the table (``postgres.schema``). A revision is read ``FOR UPDATE`` in a
 write transaction, so two reverts of one revision are serialised: the second sees it
-reverted.
+reverted. A revert that makes a keyed record valid again can lose the race for its key
+to a concurrent write (the unique index decides, ``postgres.keys``): it runs again, and
+then refuses as the key is held.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from recallstore.backends._revise_extension import (
     revision_from_row,
     revision_row,
 )
+from recallstore.backends.postgres.keys import retrying
 from recallstore.records import format_timestamp
 from recallstore.store import StoredRevision
 
@@ -30,6 +33,12 @@ class PostgresRevisions(RevisesRecords["AsyncConnection[Any]"]):
     """The revision-row primitives of ``PostgresMemoryStore``."""
 
     _schema: str
+    _target: str
+
+    async def revert_revision(self, revision_id: str) -> StoredRevision:
+        """As ``RevisesRecords.revert_revision``; a lost race for a key runs it again."""
+        attempt = super().revert_revision
+        return await retrying(lambda: attempt(revision_id), self._target)
 
     async def _keep_revision(self, handle: AsyncConnection[Any], revision: StoredRevision) -> None:
         await handle.execute(

@@ -24,7 +24,6 @@ from recallstore.backends.base import (
     IdempotencyKey,
     RecordChanges,
     StoreDescription,
-    idempotency_key_of,
 )
 from recallstore.backends.journal import DEFAULT_JOURNAL, JournalSettings
 from recallstore.backends.postgres import vectors as vectors
@@ -34,6 +33,7 @@ from recallstore.backends.postgres.journal import (
     JournalTable,
     PostgresJournalPrimitives,
 )
+from recallstore.backends.postgres.keys import RetriesKeyRaces, fetch_keyed, in_key_order
 from recallstore.backends.postgres.pgvector import STORAGE_LABELS, VectorStorage
 from recallstore.backends.postgres.revisions import PostgresRevisions
 from recallstore.backends.postgres.rows import COLUMNS, ROW_VALUES, record_from, row_params
@@ -81,6 +81,7 @@ class PostgresMemoryStore(
     JournalsRecalls,
     ForgetsScopes["AsyncConnection[Any]"],
     HybridSearch["AsyncConnection[Any]"],
+    RetriesKeyRaces,
 ):
     """A ``MemoryStore`` on PostgreSQL (13+), in its own schema of one database.
 
@@ -240,18 +241,6 @@ class PostgresMemoryStore(
         async with self._reading() as conn, conn.transaction():
             yield conn
 
-    async def import_records(self, records: Sequence[MemoryRecord]) -> int:
-        """Insert records exactly as given, atomically; identical existing ones are skipped."""
-        from psycopg.errors import UniqueViolation
-
-        try:
-            return await super().import_records(records)
-        except UniqueViolation:
-            # A concurrent import inserted some of these ids after our look-up (FOR UPDATE
-            # cannot lock rows that do not exist yet). It has committed now, so one more
-            # attempt sees its rows: identical ones are skipped, different ones conflict.
-            return await super().import_records(records)
-
     async def _fetch_records(
         self, handle: AsyncConnection[Any], ids: Sequence[str]
     ) -> dict[str, MemoryRecord]:
@@ -280,33 +269,11 @@ class PostgresMemoryStore(
     async def _fetch_keyed(
         self, handle: AsyncConnection[Any], keys: Sequence[IdempotencyKey]
     ) -> dict[IdempotencyKey, MemoryRecord]:
-        from psycopg.types.json import Jsonb
-
-        ordered = sorted(keys)
-        # A transaction-scoped lock per key: a concurrent writer of the same key
-        # waits here until we commit, then sees our record (row locks cannot cover
-        # a row that does not exist yet). Taken in sorted order (the array's, kept by
-        # WITH ORDINALITY), so two batches never deadlock; one statement for the batch.
-        await handle.execute(
-            "SELECT pg_advisory_xact_lock(hashtext(k.pairs), hashtext(k.name)) "
-            "FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS k(pairs, name, n) "
-            "ORDER BY k.n",
-            ([f"{self._schema}:{pairs!r}" for pairs, _ in ordered], [n for _, n in ordered]),
-        )
-        cursor = await handle.execute(
-            f"SELECT {COLUMNS} FROM {self._table} AS r "
-            "JOIN unnest(%s::jsonb[], %s::text[]) AS k(key_scope, key_name) "
-            "ON r.scope = k.key_scope AND r.idempotency_key = k.key_name "
-            "WHERE r.invalid_at IS NULL FOR UPDATE OF r",
-            ([Jsonb(dict(pairs)) for pairs, _ in ordered], [n for _, n in ordered]),
-        )
-        found: dict[IdempotencyKey, MemoryRecord] = {}
-        for row in await cursor.fetchall():
-            record = record_from(row)
-            found[idempotency_key_of(record)] = record
-        return found
+        # No lock per key: the unique index decides a race (postgres.keys).
+        return await fetch_keyed(handle, self._table, keys)
 
     async def _insert(self, handle: AsyncConnection[Any], records: Sequence[MemoryRecord]) -> None:
+        records = in_key_order(records)  # two batches sharing keys wait in one direction
         made = self._vectors_of(records)
         storage: VectorStorage | None = None
         if made is not None:
