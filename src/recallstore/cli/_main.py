@@ -25,6 +25,7 @@ from recallstore.cli import (
 )
 from recallstore.cli._database import DB_ENV, default_db
 from recallstore.cli._errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, CliError
+from recallstore.cli._numbers import at_least
 from recallstore.errors import (
     ConfigurationError,
     MemoryValidationError,
@@ -84,7 +85,9 @@ def _filter_options() -> _Parser:
     parent.add_argument(
         "--tag", action="append", help="only records carrying this tag (repeatable)"
     )
-    parent.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    parent.add_argument(
+        "--limit", type=at_least(1), default=50, help="at most this many (default 50)"
+    )
     parent.add_argument(
         "--all", action="store_true", help="include invalidated, superseded and expired records"
     )
@@ -171,7 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     import_.add_argument("file", metavar="FILE", help="a JSONL export, or - for stdin")
     import_.add_argument(
-        "--batch-size", type=int, default=500, help="records per transaction (default 500)"
+        "--batch-size",
+        type=at_least(1),
+        default=500,
+        help="records per transaction (default 500)",
     )
     import_.add_argument("--progress", action="store_true", help="draw a progress bar on stderr")
     import_.set_defaults(handler=_transfer.run_import)
@@ -189,7 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
         "FACTORY() in MODULE, e.g. myapp.models:embedder",
     )
     reembed.add_argument(
-        "--batch-size", type=int, default=256, help="texts per embedder call (default 256)"
+        "--batch-size",
+        type=at_least(1),
+        default=256,
+        help="texts per embedder call (default 256)",
     )
     reembed.add_argument(
         "--progress", action="store_true", help="draw a progress bar even when not on a terminal"
@@ -224,7 +233,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the store's journal of memory events (every process's)",
     )
     tail.add_argument(
-        "--last", type=int, default=20, help="start with the newest N events (default 20)"
+        "--last",
+        type=at_least(0),
+        default=20,
+        help="start with the newest N events (default 20)",
     )
     tail.add_argument(
         "-f", "--follow", action="store_true", help="keep printing events as they happen"
