@@ -6,6 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -114,3 +120,97 @@ def test_consolidate_on_part_of_the_scope_says_which_scopes_hold_the_records(
     # The exact scope with nothing to merge needs no such note.
     exact = cli("consolidate", "--db", path, "--scope", "tenant=acme", "--scope", "user=ana")
     assert "no valid record" not in exact.out
+
+
+def test_show_prints_the_reason_and_the_plan_of_a_consolidated_record(cli, tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    _seed_ana(path)
+    scope = ["--db", path, "--scope", "tenant=acme", "--scope", "user=ana"]
+    plan = json.loads(cli("consolidate", *scope, "--apply", "--json").out)
+    [merged] = [r for r in read_all(path) if r.is_invalidated]
+    shown = cli("show", merged.id, "--db", path)
+    assert shown.code == 0, shown.err
+    rows = dict(line.split(":", 1) for line in shown.out.splitlines()[:6])
+    assert rows["reason"].strip() == merged.invalid_reason
+    assert rows["reason"].strip().startswith(f"consolidation {plan['id']}: duplicate of ")
+    assert rows["plan"].strip() == (
+        f"{plan['id']} (undo: recallstore consolidate --scope tenant=acme "
+        f"--scope user=ana --revert {plan['id']})"
+    )
+    assert json.loads(cli("show", merged.id, "--db", path, "--json").out)["plan"] == plan["id"]
+    # Reverted, the record is valid again: no reason, no plan.
+    assert cli("consolidate", *scope, "--revert", plan["id"]).code == 0
+    again = cli("show", merged.id, "--db", path)
+    assert "reason:" not in again.out
+    assert "plan:" not in again.out
+
+
+def test_show_prints_the_reason_of_an_invalidation(cli, seeded: Seeded) -> None:
+    shown = cli("show", seeded.tea.id, "--db", seeded.path)
+    assert "\nreason:     switched to coffee\n" in shown.out
+    assert "plan:" not in shown.out
+    assert json.loads(cli("show", seeded.tea.id, "--db", seeded.path, "--json").out)["plan"] is None
+
+
+def _as_another_user() -> list[str]:
+    """Root writes any file whatever its mode: run the command as nobody then."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")  # util-linux
+    if setpriv is None:
+        pytest.skip("running as root without setpriv to become another user")
+    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.fixture
+def folder() -> Iterator[Path]:
+    """A folder in /tmp that another user can reach (pytest's own is root's alone)."""
+    made = Path(tempfile.mkdtemp(prefix="recallstore-ro-", dir="/tmp"))
+    try:
+        yield made
+    finally:
+        made.chmod(0o700)
+        shutil.rmtree(made)
+
+
+def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*_as_another_user(), sys.executable, "-m", "recallstore", *(str(a) for a in args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("file_mode", "folder_mode", "says"),
+    [
+        (0o444, 0o777, "cannot write the database: the file is not writable by this process"),
+        (0o666, 0o755, "cannot write the database: its folder {folder!r} is not writable"),
+        (None, 0o755, "cannot create the database: the folder {folder!r} is not writable"),
+    ],
+)
+def test_a_database_this_user_cannot_write_is_refused_as_a_write(
+    seeded: Seeded, folder: Path, file_mode: int | None, folder_mode: int, says: str
+) -> None:
+    db = folder / "memory.db"
+    if file_mode is not None:
+        shutil.copyfile(seeded.path, db)
+        db.chmod(file_mode)
+    transcript = folder / "chat.jsonl"
+    transcript.write_text('{"role": "user", "content": "hello"}\n', encoding="utf-8")
+    transcript.chmod(0o644)
+    folder.chmod(folder_mode)
+    before = sorted((p.name, p.read_bytes()) for p in folder.iterdir())
+
+    result = _run("capture", transcript, "--db", db, "--scope", "user=ana")
+    assert result.returncode == 1, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"recallstore: error: memory store {str(db)!r} is unavailable: ")
+    assert says.format(folder=str(folder)) in line
+    assert "cannot read" not in line
+    if file_mode is not None:  # the file can still be looked at
+        listed = _run("list", "--db", db)
+        assert listed.returncode == 0, listed.stderr
+    assert sorted((p.name, p.read_bytes()) for p in folder.iterdir()) == before

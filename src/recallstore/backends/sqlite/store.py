@@ -64,7 +64,7 @@ from recallstore.backends.sqlite.rows import (
     run,
 )
 from recallstore.backends.sqlite.search import FtsStatistics, export_page, listing_rows_now
-from recallstore.backends.sqlite.sidecars import no_sidecars_left_on_refusal
+from recallstore.backends.sqlite.sidecars import no_sidecars_left_on_refusal, refuse_unwritable
 from recallstore.backends.sqlite.wal import (
     ATTEMPT_WAIT_MS,
     AUTOCHECKPOINT_PAGES,
@@ -211,6 +211,7 @@ class SqliteMemoryStore(
                 return
             target = str(self.path)
             probe_uri = schema.check_location(self.path)
+            refuse_unwritable(self.path)
             if probe_uri is not None:
                 async with no_sidecars_left_on_refusal(self.path, self._driver):
                     index_format = await schema.probe_version(target, probe_uri, self._driver)
