@@ -32,7 +32,7 @@ from recallstore.errors import (
     MissingDependencyError,
     RecallstoreError,
 )
-from recallstore.records import MEMORY_KINDS
+from recallstore.records import MAX_LIMIT, MEMORY_KINDS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -86,7 +86,10 @@ def _filter_options() -> _Parser:
         "--tag", action="append", help="only records carrying this tag (repeatable)"
     )
     parent.add_argument(
-        "--limit", type=at_least(1), default=50, help="at most this many (default 50)"
+        "--limit",
+        type=at_least(1, MAX_LIMIT),
+        default=50,
+        help=f"at most this many (default 50, at most {MAX_LIMIT})",
     )
     parent.add_argument(
         "--all", action="store_true", help="include invalidated, superseded and expired records"
