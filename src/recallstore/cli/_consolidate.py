@@ -61,7 +61,11 @@ def add_consolidate_command(commands: Any, parents: list[argparse.ArgumentParser
         default=DEFAULT_CAP,
         help=f"changes per run (default {DEFAULT_CAP})",
     )
-    command.add_argument("--json", action="store_true", help="print the plan as JSON")
+    command.add_argument(
+        "--json",
+        action="store_true",
+        help="print the plan as one JSON document (what was done goes to stderr)",
+    )
     command.set_defaults(handler=run_consolidate)
 
 
