@@ -340,7 +340,7 @@ def test_an_incompatible_mcp_sdk_is_named_with_both_versions(tmp_path: Path) -> 
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         "recallstore: error: the MCP adapter needs mcp>=2,<3, but mcp 1.26.0 is installed: "
-        "pip install 'recallstore[mcp]'"
+        "pip install 'recallstore[mcp]' (from a clone: pip install -e '.[mcp]')"
     ]
 
 
