@@ -17,6 +17,7 @@ Run: ``python examples/agent_beside_the_lens.py memory.db`` and type a few lines
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import sys
@@ -43,4 +44,10 @@ async def main(db_path: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1] if len(sys.argv) > 1 else "memory.db"))
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "db", nargs="?", default="memory.db", help="SQLite file (default memory.db)"
+    )
+    asyncio.run(main(parser.parse_args().db))

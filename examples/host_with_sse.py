@@ -6,13 +6,14 @@ store is wrapped in an ``ObservedMemoryStore`` that publishes every memory opera
 an ``EventBus``, and ``create_sse_app(bus, token=...)`` is mounted at
 ``/memory/events``. The script serves it on 127.0.0.1 for a few seconds, connects a
 streaming client with the token, posts two chat messages, prints the events the client
-receives, and stops. Offline; needs the ``server`` extra and httpx.
+receives, and stops. Offline; needs the ``server`` extra (it brings httpx too).
 
 Run: ``python examples/host_with_sse.py``
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import secrets
@@ -141,5 +142,6 @@ async def main(db_path: Path) -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
     with tempfile.TemporaryDirectory() as folder:
         asyncio.run(main(Path(folder) / "memory.db"))

@@ -13,8 +13,8 @@ not save again what it already recalls.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import sys
 import tempfile
 from pathlib import Path
 
@@ -90,8 +90,13 @@ async def main(db_path: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        asyncio.run(main(Path(sys.argv[1])))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "db", nargs="?", type=Path, help="SQLite file to keep (default: a temporary one)"
+    )
+    given = parser.parse_args().db
+    if given is not None:
+        asyncio.run(main(given))
     else:
         with tempfile.TemporaryDirectory() as folder:
             asyncio.run(main(Path(folder) / "memory.db"))

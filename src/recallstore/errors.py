@@ -29,6 +29,7 @@ __all__ = [
     "RecallstoreError",
     "StoreIncompatibleError",
     "StoreUnavailableError",
+    "install_hint",
 ]
 
 
@@ -61,7 +62,15 @@ class MissingDependencyError(RecallstoreError, ImportError):
         self.feature = feature
         self.extra = extra
         self.install_command = f"pip install 'recallstore[{extra}]'"
-        super().__init__(f"{feature} needs the '{extra}' extra: {self.install_command}")
+        self.clone_install_command = f"pip install -e '.[{extra}]'"
+        """The same from a clone of the repository (run in the clone; there is no release)."""
+        super().__init__(f"{feature} needs the '{extra}' extra: {install_hint(extra)}")
+
+
+def install_hint(extra: str) -> str:
+    """How to install ``extra``, from a release and from a clone of the repository:
+    ``pip install 'recallstore[X]' (from a clone: pip install -e '.[X]')``."""
+    return f"pip install 'recallstore[{extra}]' (from a clone: pip install -e '.[{extra}]')"
 
 
 class IncompatibleDependencyError(MissingDependencyError):
@@ -74,7 +83,7 @@ class IncompatibleDependencyError(MissingDependencyError):
         self.needed = needed
         self.message = (
             f"{feature} needs {package}{needed}, but {package} {found} is installed: "
-            f"{self.install_command}"
+            f"{install_hint(extra)}"
         )
 
     def __str__(self) -> str:

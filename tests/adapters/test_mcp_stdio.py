@@ -340,7 +340,7 @@ def test_an_incompatible_mcp_sdk_is_named_with_both_versions(tmp_path: Path) -> 
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         "recallstore: error: the MCP adapter needs mcp>=2,<3, but mcp 1.26.0 is installed: "
-        "pip install 'recallstore[mcp]'"
+        "pip install 'recallstore[mcp]' (from a clone: pip install -e '.[mcp]')"
     ]
 
 
@@ -356,7 +356,7 @@ def test_without_the_extra_python_dash_m_says_how_to_install_it() -> None:
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
         "recallstore mcp: error: the MCP adapter needs the 'mcp' extra: "
-        "pip install 'recallstore[mcp]'"
+        "pip install 'recallstore[mcp]' (from a clone: pip install -e '.[mcp]')"
     ]
 
 
@@ -369,7 +369,8 @@ def test_without_the_extra_the_command_says_how_to_install_it(tmp_path: Path) ->
     done = run_command([sys.executable, "-c", code])
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        "recallstore: error: the MCP adapter needs the 'mcp' extra: pip install 'recallstore[mcp]'"
+        "recallstore: error: the MCP adapter needs the 'mcp' extra: "
+        "pip install 'recallstore[mcp]' (from a clone: pip install -e '.[mcp]')"
     ]
 
 

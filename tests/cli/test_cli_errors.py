@@ -66,7 +66,7 @@ def test_unknown_database_scheme(process) -> None:
     [
         (["frobnicate"], "invalid choice: 'frobnicate'"),
         (["list", "--colour"], "unrecognized arguments: --colour"),
-        (["list", "--limit", "many"], "invalid int value: 'many'"),
+        (["list", "--limit", "many"], "must be a whole number from 1 to 1000, got 'many'"),
         (["list", "--kind", "opinion"], "invalid choice: 'opinion'"),
         (["show"], "the following arguments are required: ID"),
         (["events", "manifest"], "one of the arguments --check --write is required"),

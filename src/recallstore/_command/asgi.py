@@ -10,6 +10,7 @@ from typing import Any
 
 from recallstore._command.errors import EXIT_USAGE, CliError
 from recallstore._command.http_guard import MIN_TOKEN_CHARS, LoopbackGuard
+from recallstore.tokens import token_problem
 
 HOST = "127.0.0.1"
 """The only address recallstore's servers listen on."""
@@ -24,6 +25,11 @@ def http_token(port: int, token: str | None, *, prog: str = "recallstore") -> st
         raise CliError(f"--port must be between 0 and 65535, got {port}", EXIT_USAGE, prog=prog)
     if token is not None and not token.strip():
         raise CliError("--token must not be empty", EXIT_USAGE, prog=prog)
+    problem = None if token is None else token_problem(token)
+    if problem is not None:
+        # Refused now: such a token could never log in (the ?token= address, a header
+        # or the cookie would alter or refuse it).
+        raise CliError(f"--token {problem}", EXIT_USAGE, prog=prog)
     if token is not None and len(token) < MIN_TOKEN_CHARS:
         raise CliError(
             f"--token must be at least {MIN_TOKEN_CHARS} characters, got {len(token)} "

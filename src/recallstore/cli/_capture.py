@@ -12,9 +12,12 @@ from typing import Any
 
 from recallstore._command.database import make_parent_directory, open_store, parse_scope
 from recallstore._command.errors import EXIT_USAGE, CliError
+from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.capture import DEFAULT_MAX_CHUNK_CHARS, DEFAULT_ROLES, CaptureResult, capture
+from recallstore.cli._numbers import at_least
 from recallstore.cli._output import count_records, printable
 from recallstore.errors import MemoryValidationError
+from recallstore.store import MemoryStore
 
 __all__ = ["add_capture_command", "run_capture"]
 
@@ -54,7 +57,7 @@ def add_capture_command(commands: Any, parents: list[argparse.ArgumentParser]) -
     )
     command.add_argument(
         "--max-chunk-chars",
-        type=int,
+        type=at_least(1),
         default=DEFAULT_MAX_CHUNK_CHARS,
         help=f"split longer messages at sentences (default {DEFAULT_MAX_CHUNK_CHARS})",
     )
@@ -73,12 +76,11 @@ def run_capture(args: argparse.Namespace) -> int:
         conversation = Path(args.file).stem
     lines, transcript = _read(args.file)
     store = open_store(args.db, must_exist=False)
-    make_parent_directory(store)
 
-    async def go() -> CaptureResult:
-        async with store:
+    async def into(target: MemoryStore) -> CaptureResult:
+        async with target:
             return await capture(
-                store,
+                target,
                 scope,
                 transcript,
                 conversation_id=conversation,
@@ -88,7 +90,11 @@ def run_capture(args: argparse.Namespace) -> int:
             )
 
     try:
-        result = asyncio.run(go())
+        # First into a throwaway store in memory: a transcript capture refuses is refused
+        # before the database file (or its folder) is created.
+        asyncio.run(into(InMemoryMemoryStore()))
+        make_parent_directory(store)
+        result = asyncio.run(into(store))
     except MemoryValidationError as exc:
         found = _ITEM.match(exc.field)
         if found is None:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shlex
+import sys
+from collections import Counter
 from typing import Any
 
 from recallstore._command.database import open_store, parse_scope
 from recallstore._command.errors import EXIT_USAGE, CliError
-from recallstore.cli._output import printable
+from recallstore.cli._numbers import at_least
+from recallstore.cli._output import printable, scope_column
 from recallstore.consolidation import (
     DEFAULT_CAP,
     DEFAULT_PROPOSERS,
@@ -21,7 +25,9 @@ from recallstore.consolidation import (
     kept_plans,
     revert_plan,
 )
-from recallstore.store import REVISE_EXTENSION
+from recallstore.jsonl import iter_records
+from recallstore.store import REVISE_EXTENSION, MemoryStore
+from recallstore.values import canonical_scope
 
 __all__ = ["add_consolidate_command", "run_consolidate"]
 
@@ -50,9 +56,16 @@ def add_consolidate_command(commands: Any, parents: list[argparse.ArgumentParser
         help="also supersede statements with one changed span (I love X -> I hate X)",
     )
     command.add_argument(
-        "--cap", type=int, default=DEFAULT_CAP, help=f"changes per run (default {DEFAULT_CAP})"
+        "--cap",
+        type=at_least(1),
+        default=DEFAULT_CAP,
+        help=f"changes per run (default {DEFAULT_CAP})",
     )
-    command.add_argument("--json", action="store_true", help="print the plan as JSON")
+    command.add_argument(
+        "--json",
+        action="store_true",
+        help="print the plan as one JSON document (what was done goes to stderr)",
+    )
     command.set_defaults(handler=run_consolidate)
 
 
@@ -72,6 +85,11 @@ def run_consolidate(args: argparse.Namespace) -> int:
     if args.slots:
         proposers = (*DEFAULT_PROPOSERS, SlotMatch(by_text=True))
 
+    def say(line: str) -> None:
+        # With --json, stdout holds the plan alone (one JSON document); what was done
+        # goes to stderr.
+        print(printable(line), file=sys.stderr if args.json else sys.stdout)
+
     async def run() -> int:
         async with store:
             if args.list:
@@ -82,17 +100,20 @@ def run_consolidate(args: argparse.Namespace) -> int:
             if args.revert:
                 plan = await revert_plan(store, args.revert)
                 _show(plan, args.json)
-                print(f"reverted {plan.id}: {len(plan.changes)} record(s) restored")
+                say(f"reverted {plan.id}: {len(plan.changes)} record(s) restored")
                 return 0
             plan = await consolidate(store, scope, proposers=proposers, cap=args.cap)
             _show(plan, args.json)
+            if not plan.operations and not plan.rejected:
+                for line in await _why_nothing(store, scope):
+                    say(line)
             if not args.apply:
-                print("dry run: nothing changed (add --apply to apply this plan)")
+                say("dry run: nothing changed (add --apply to apply this plan)")
             elif plan.only_noops:
-                print("nothing to apply")
+                say("nothing to apply")
             else:
                 await apply_plan(store, plan)
-                print(f"applied {plan.id}; undo with --revert {plan.id}")
+                say(f"applied {plan.id}; undo with --revert {plan.id}")
             return 0
 
     return asyncio.run(run())
@@ -104,3 +125,32 @@ def _show(plan: Plan, as_json: bool) -> None:
     else:
         for line in plan.diff().splitlines():
             print(printable(line))
+
+
+async def _why_nothing(store: MemoryStore, scope: dict[str, str]) -> list[str]:
+    """Why a plan has nothing in it, when the reason is the scope: consolidation works on
+    one exact scope, and the records may all lie in narrower ones (tenant=acme given, the
+    records in tenant=acme, user=...)."""
+    pairs = canonical_scope(scope)
+    narrower: Counter[tuple[tuple[str, str], ...]] = Counter()
+    exact = 0
+    async for record in iter_records(store, pairs):
+        if record.scope == pairs:
+            exact += not record.is_invalidated
+        else:
+            narrower[tuple(record.scope.items())] += 1
+    if exact:
+        return []  # valid records there, nothing to merge: the plan says so itself
+    given = scope_column(pairs)
+    if not narrower:
+        return [f"no valid record has exactly the scope {given}"]
+    common = narrower.most_common(3)
+    shown = "; ".join(f"{scope_column(dict(items))} ({count})" for items, count in common)
+    more = f" and {len(narrower) - 3} more" if len(narrower) > 3 else ""
+    flags = " ".join(f"--scope {shlex.quote(f'{k}={v}')}" for k, v in common[0][0])
+    return [
+        f"no valid record has exactly the scope {given}: consolidate works on one exact "
+        f"scope, and the {sum(narrower.values())} record(s) within it lie in "
+        f"{len(narrower)} narrower scope(s): {shown}{more}",
+        f"name every pair of one of them, e.g. {flags}",
+    ]

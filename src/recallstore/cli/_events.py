@@ -7,7 +7,7 @@ import asyncio
 import json
 
 from recallstore._command.database import open_store, parse_scope
-from recallstore._command.errors import EXIT_USAGE, CliError
+from recallstore._command.errors import EXIT_INTERRUPTED
 from recallstore.cli._output import printable, scope_column
 from recallstore.events.journal import tail_events
 from recallstore.events.models import MemoryEvent
@@ -34,8 +34,6 @@ EVENT_HEADER = f"{'ID':>8}  {'TIME':<19}  {'TYPE':<6} {'WHAT':<10} {'N':>3}  SCO
 
 def run_tail(args: argparse.Namespace) -> int:
     """``recallstore events tail``: the newest events, then (``--follow``) new ones."""
-    if args.last < 0:
-        raise CliError(f"--last must be >= 0, got {args.last}", EXIT_USAGE)
     scope = parse_scope(args.scope)
     store = open_store(args.db, must_exist=True, read_only=True)
 
@@ -56,5 +54,9 @@ def run_tail(args: argparse.Namespace) -> int:
                 else:
                     print(printable(event_line(event)), flush=True)
 
-    asyncio.run(go())
+    try:
+        asyncio.run(go())
+    except KeyboardInterrupt:
+        # Ctrl+C is how a follow ends, as for `tail -f`: the shell's 130, no message.
+        return EXIT_INTERRUPTED
     return 0

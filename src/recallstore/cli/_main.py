@@ -21,7 +21,8 @@ from recallstore.cli import (
     _serve,
     _transfer,
 )
-from recallstore.records import MEMORY_KINDS
+from recallstore.cli._numbers import at_least
+from recallstore.records import MAX_LIMIT, MEMORY_KINDS
 
 
 def _store_options() -> CommandParser:
@@ -43,7 +44,12 @@ def _filter_options() -> CommandParser:
     parent.add_argument(
         "--tag", action="append", help="only records carrying this tag (repeatable)"
     )
-    parent.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    parent.add_argument(
+        "--limit",
+        type=at_least(1, MAX_LIMIT),
+        default=50,
+        help=f"at most this many (default 50, at most {MAX_LIMIT})",
+    )
     parent.add_argument(
         "--all", action="store_true", help="include invalidated, superseded and expired records"
     )
@@ -130,7 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     import_.add_argument("file", metavar="FILE", help="a JSONL export, or - for stdin")
     import_.add_argument(
-        "--batch-size", type=int, default=500, help="records per transaction (default 500)"
+        "--batch-size",
+        type=at_least(1),
+        default=500,
+        help="records per transaction (default 500)",
     )
     import_.add_argument("--progress", action="store_true", help="draw a progress bar on stderr")
     import_.set_defaults(handler=_transfer.run_import)
@@ -148,7 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
         "FACTORY() in MODULE, e.g. myapp.models:embedder",
     )
     reembed.add_argument(
-        "--batch-size", type=int, default=256, help="texts per embedder call (default 256)"
+        "--batch-size",
+        type=at_least(1),
+        default=256,
+        help="texts per embedder call (default 256)",
     )
     reembed.add_argument(
         "--progress", action="store_true", help="draw a progress bar even when not on a terminal"
@@ -183,7 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the store's journal of memory events (every process's)",
     )
     tail.add_argument(
-        "--last", type=int, default=20, help="start with the newest N events (default 20)"
+        "--last",
+        type=at_least(0),
+        default=20,
+        help="start with the newest N events (default 20)",
     )
     tail.add_argument(
         "-f", "--follow", action="store_true", help="keep printing events as they happen"

@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shlex
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from recallstore._command.database import open_store, parse_scope
 from recallstore._command.errors import CliError
 from recallstore.chain import supersede_chain
 from recallstore.cli._output import one_line, printable, scope_column, short_time, status_of
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
-from recallstore.store import MemoryStore, scope_matches
+from recallstore.store import REVISE_EXTENSION, MemoryStore, SupportsRevise, scope_matches
 
 
 def _print_json(value: Any) -> None:
@@ -108,21 +109,23 @@ def run_show(args: argparse.Namespace) -> int:
     """``recallstore show ID``: one record and its invalidation chain."""
     scope = parse_scope(args.scope)
 
-    async def go() -> tuple[MemoryRecord, list[MemoryRecord]]:
+    async def go() -> tuple[MemoryRecord, list[MemoryRecord], str | None]:
         async with open_store(args.db, must_exist=True, read_only=True) as store:
             record = await _get_in_scope(store, args.id, scope)
-            return record, await invalidation_chain(store, record)
+            chain = await invalidation_chain(store, record)
+            return record, chain, await _revised_by(store, record)
 
-    record, chain = asyncio.run(go())
+    record, chain, plan = asyncio.run(go())
     if args.json:
         _print_json(
             {
                 "record": record.model_dump(mode="json"),
                 "chain": [item.model_dump(mode="json") for item in chain],
+                "plan": plan,
             }
         )
         return 0
-    _print_record(record)
+    _print_record(record, plan)
     if len(chain) > 1:
         print("\nchain (oldest first):")
         for item in chain:
@@ -138,14 +141,24 @@ def _stamp(value: Any) -> str:
     return "-" if value is None else value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _print_record(record: MemoryRecord) -> None:
+async def _revised_by(store: MemoryStore, record: MemoryRecord) -> str | None:
+    """The id of the applied consolidation plan (a kept revision) that invalidated
+    ``record``, or None: read from the revisions the store keeps, not from the reason."""
+    if record.invalid_at is None or REVISE_EXTENSION not in store.capabilities().extensions:
+        return None
+    revising = cast(SupportsRevise, store)
+    for revision in await revising.revisions(record.scope):  # newest first
+        if revision.reverted_at is None and any(u.id == record.id for u in revision.undo):
+            return revision.id
+    return None
+
+
+def _print_record(record: MemoryRecord, plan: str | None = None) -> None:
     status = status_of(record)
     if record.superseded_by is not None:
         status += f" by {record.superseded_by} at {_stamp(record.invalid_at)}"
     elif record.invalid_at is not None:
         status += f" at {_stamp(record.invalid_at)}"
-        if record.invalid_reason:
-            status += f" ({record.invalid_reason})"
     provenance = "-"
     if record.provenance is not None:
         parts = record.provenance.model_dump(exclude_none=True)
@@ -155,6 +168,8 @@ def _print_record(record: MemoryRecord) -> None:
         ("kind", record.kind),
         ("scope", scope_column(record.scope)),
         ("status", status),
+        *([("reason", record.invalid_reason)] if record.invalid_reason else []),
+        *([("plan", _plan_row(plan, record.scope))] if plan else []),
         ("created", _stamp(record.created_at)),
         ("updated", _stamp(record.updated_at)),
         ("expires", _stamp(record.expires_at)),
@@ -170,6 +185,11 @@ def _print_record(record: MemoryRecord) -> None:
     print("content:")
     for line in record.content.splitlines():
         _print_text(f"  {line}")
+
+
+def _plan_row(plan: str, scope: dict[str, str]) -> str:
+    flags = " ".join(f"--scope {shlex.quote(f'{key}={value}')}" for key, value in scope.items())
+    return f"{plan} (undo: recallstore consolidate {flags} --revert {plan})"
 
 
 def run_invalidate(args: argparse.Namespace) -> int:

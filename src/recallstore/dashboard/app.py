@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from recallstore.backends.registry import describe_store
 from recallstore.errors import ConfigurationError, MissingDependencyError
 from recallstore.store import MemoryStore
+from recallstore.tokens import token_problem
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -55,11 +56,14 @@ def create_dashboard_app(
     older than the bus's replay buffer, out of the store's journal.
 
     Raises :class:`~recallstore.errors.MissingDependencyError` without the ``server``
-    extra, and :class:`~recallstore.errors.ConfigurationError` for a blank token or an
+    extra, and :class:`~recallstore.errors.ConfigurationError` for a token that could never
+    log in (blank, or a character outside :data:`~recallstore.tokens.TOKEN_RULE`) or an
     observed store that publishes to another bus.
     """
     if not isinstance(token, str) or not token.strip():
         raise ConfigurationError("the dashboard needs a non-empty token")
+    if (problem := token_problem(token)) is not None:
+        raise ConfigurationError(f"the dashboard's token {problem}")
     if replay < 0 or max_feed_items < 1:
         raise ConfigurationError(
             f"replay must be >= 0 and max_feed_items >= 1, got {replay} and {max_feed_items}"

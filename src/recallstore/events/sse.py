@@ -25,7 +25,7 @@ from recallstore.errors import ConfigurationError, MissingDependencyError
 from recallstore.events.bus import EventBus, Subscription
 from recallstore.events.models import GAP_EVENT_TYPE, MemoryEvent, StreamGap
 from recallstore.records import parse_scope_pairs
-from recallstore.tokens import TOKEN_COOKIE, any_token_matches, bearer_token
+from recallstore.tokens import TOKEN_COOKIE, any_token_matches, bearer_token, token_problem
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -103,6 +103,8 @@ def create_sse_app(
         )
     if token is not None and not token.strip():
         raise ConfigurationError("create_sse_app: token must not be blank")
+    if token is not None and (problem := token_problem(token)) is not None:
+        raise ConfigurationError(f"create_sse_app: token {problem}")
     if max_queue < 1:
         raise ConfigurationError(f"create_sse_app: max_queue must be >= 1, got {max_queue}")
 

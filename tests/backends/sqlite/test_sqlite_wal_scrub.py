@@ -112,5 +112,14 @@ async def _write_and_delete_under_a_reader_kept_past_the_retries(
     [secret] = await store.write([MemoryWriteInput(scope={"u": "1"}, content=SECRET)])
     with _reader_holding_a_snapshot(db):
         await store.delete(secret.id)
-        await asyncio.sleep(0.6)  # every background retry is over, each blocked
+        # Every background retry is over, each blocked by the reader: wait for the retry
+        # task to end (a fixed sleep could end while a slow machine's last retry still
+        # waits on the reader, which would then succeed once the reader lets go).
+        retries = store._wal._task
+        assert retries is not None
+        for _ in range(600):  # up to 30 s
+            if retries.done():
+                break
+            await asyncio.sleep(0.05)
+        assert retries.done()
     assert _leaks(db)

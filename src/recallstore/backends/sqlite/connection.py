@@ -27,7 +27,7 @@ from recallstore.backends.sqlite.delete import check_index_format, use_secure_de
 from recallstore.backends.sqlite.driver import SqliteDriver
 from recallstore.backends.sqlite.read_only import READ_ONLY_REASON, open_reader
 from recallstore.backends.sqlite.rows import fetchone_now, on_thread, run
-from recallstore.backends.sqlite.sidecars import no_sidecars_left_on_refusal
+from recallstore.backends.sqlite.sidecars import no_sidecars_left_on_refusal, refuse_unwritable
 from recallstore.backends.sqlite.wal import (
     ATTEMPT_WAIT_MS,
     AUTOCHECKPOINT_PAGES,
@@ -89,6 +89,7 @@ class SqliteConnection:
                 return
             target = str(self.path)
             probe_uri = schema.check_location(self.path)
+            refuse_unwritable(self.path)
             if probe_uri is not None:
                 async with no_sidecars_left_on_refusal(self.path, self._driver):
                     index_format = await schema.probe_version(target, probe_uri, self._driver)

@@ -35,7 +35,7 @@ from typing import Any, Final
 
 import aiosqlite
 
-from recallstore.errors import ConfigurationError, MissingDependencyError
+from recallstore.errors import ConfigurationError, MissingDependencyError, install_hint
 
 __all__ = [
     "DRIVER_ENV",
@@ -50,7 +50,7 @@ DRIVER_ENV: Final = "RECALLSTORE_SQLITE_DRIVER"
 """Environment variable naming the driver when the store is not given one."""
 SECURE_DELETE_SINCE: Final = (3, 42, 0)
 """The first SQLite whose FTS5 has ``secure-delete`` (and reads indexes that used it)."""
-INSTALL_COMMAND: Final = "pip install 'recallstore[sqlite]'"
+INSTALL_COMMAND: Final = install_hint("sqlite")
 """What brings a SQLite with ``secure-delete``."""
 
 # Driver name -> its DB-API module; "auto" tries the modules in this order.

@@ -21,6 +21,7 @@ from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
 from recallstore.backends.sqlite.driver import SqliteDriver
+from recallstore.errors import StoreUnavailableError
 
 _SUFFIXES = ("-wal", "-shm")
 
@@ -33,6 +34,43 @@ def can_write(path: Path) -> bool:
     """
     folder = path.parent
     return os.access(path, os.W_OK) and os.access(folder, os.W_OK | os.X_OK)
+
+
+def refuse_unwritable(path: Path) -> None:
+    """Raise :class:`StoreUnavailableError` saying why this process cannot write the
+    database at ``path`` (before SQLite opens it, whose own word would be "attempt to
+    write a readonly database", or a failed read-only probe).
+
+    SQLite writes the file and keeps its write-ahead log beside it (``-wal`` and
+    ``-shm``), so the folder must let it create those, unless both exist and are
+    writable already.
+    """
+    target = str(path)
+    folder = path.parent
+    why = "(its permissions, or a read-only file system)"
+    if not path.exists():
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise StoreUnavailableError(
+                target,
+                f"cannot create the database: the folder {str(folder)!r} is not "
+                f"writable by this process {why}",
+            )
+        return
+    if not os.access(path, os.W_OK):
+        raise StoreUnavailableError(
+            target,
+            f"cannot write the database: the file is not writable by this process {why}; "
+            "it can still be read (read_only=True, or the command line's list, search, "
+            "show, export)",
+        )
+    sidecars_ready = all(os.access(sidecar, os.W_OK) for sidecar in _sidecars(path))
+    if not sidecars_ready and not os.access(folder, os.W_OK | os.X_OK):
+        raise StoreUnavailableError(
+            target,
+            f"cannot write the database: its folder {str(folder)!r} is not writable by this "
+            f"process {why}, and SQLite keeps its write-ahead log ({path.name}-wal, "
+            f"{path.name}-shm) beside the file",
+        )
 
 
 def reading_uri(path: Path) -> str:
