@@ -75,6 +75,37 @@ class JournalTable:
         assert row is not None
         return (None if row[0] is None else int(row[0])), int(row[1] or 0)
 
+    async def rows_holding(
+        self, conn: AsyncConnection[Any], needles: Sequence[str]
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """``(seq, envelope)`` of the rows holding one of ``needles`` as a string value
+        (scope values, conversation and run ids) or carrying text (contents, reason)."""
+        cursor = await conn.execute(
+            f"SELECT seq, envelope FROM {self.table} WHERE "
+            "jsonb_typeof(envelope->'data'->'contents') = 'array' "
+            "OR jsonb_typeof(envelope->'data'->'reason') = 'string' "
+            "OR envelope->>'conversation_id' = ANY(%(needles)s) "
+            "OR envelope->>'run_id' = ANY(%(needles)s) "
+            "OR EXISTS (SELECT 1 FROM jsonb_each_text(envelope->'scope') AS pair "
+            "WHERE pair.value = ANY(%(needles)s))",
+            {"needles": list(needles)},
+        )
+        return [(int(row[0]), row[1]) for row in await cursor.fetchall()]
+
+    async def rewrite(
+        self, conn: AsyncConnection[Any], rewrites: Sequence[tuple[int, Mapping[str, Any] | None]]
+    ) -> None:
+        """Delete each row whose new envelope is None, replace the others'."""
+        gone = [seq for seq, envelope in rewrites if envelope is None]
+        if gone:
+            await conn.execute(f"DELETE FROM {self.table} WHERE seq = ANY(%s)", (gone,))
+        for seq, envelope in rewrites:
+            if envelope is not None:
+                await conn.execute(
+                    f"UPDATE {self.table} SET envelope = %s WHERE seq = %s",
+                    (json.dumps(envelope, separators=(",", ":")), seq),
+                )
+
     async def prune_before(self, conn: AsyncConnection[Any], cutoff: datetime) -> int:
         """Delete up to :data:`PRUNE_BATCH` rows stamped before ``cutoff``."""
         cursor = await conn.execute(
@@ -156,6 +187,16 @@ class PostgresJournalPrimitives:
     async def _journal_bounds(self) -> tuple[int | None, int]:
         async with self._reading() as conn:
             return await self._journal_table.bounds(conn)
+
+    async def _journal_candidates(
+        self, handle: AsyncConnection[Any], needles: Sequence[str]
+    ) -> list[tuple[int, dict[str, Any]]]:
+        return await self._journal_table.rows_holding(handle, needles)
+
+    async def _journal_rewrite(
+        self, handle: AsyncConnection[Any], rewrites: Sequence[tuple[int, dict[str, Any] | None]]
+    ) -> None:
+        await self._journal_table.rewrite(handle, rewrites)
 
     async def _prune_journal(self, older_than: datetime) -> None:
         while True:

@@ -38,6 +38,8 @@ __all__ = [
     "journal_bounds",
     "prune_before",
     "read_entries",
+    "rewrite_rows",
+    "rows_holding",
     "wait_for_change",
 ]
 
@@ -100,6 +102,42 @@ async def journal_bounds(conn: aiosqlite.Connection) -> tuple[int | None, int]:
     return int(row[0]), int(row[1])
 
 
+# Rows carrying text (opt-in content): `"contents":null` and `"reason":null` otherwise.
+_CARRIES_TEXT: Final = "instr(envelope, '\"contents\":[') > 0 OR instr(envelope, '\"reason\":\"') > 0"
+
+
+def rows_holding(db: sqlite3.Connection, needles: Sequence[str]) -> list[tuple[int, dict[str, Any]]]:
+    """``(seq, envelope)`` of the rows whose JSON text holds one of ``needles`` (each
+    as the JSON string the row would hold) or carries text; one pass over the table."""
+    tests = [_CARRIES_TEXT, *("instr(envelope, ?) > 0" for _ in needles)]
+    cursor = db.execute(
+        f"SELECT seq, envelope FROM memory_journal WHERE {' OR '.join(tests)}",
+        [json.dumps(needle) for needle in needles],
+    )
+    rows = cursor.fetchall()
+    cursor.close()
+    return [(int(row[0]), json.loads(row[1])) for row in rows]
+
+
+def rewrite_rows(
+    db: sqlite3.Connection, rewrites: Sequence[tuple[int, Mapping[str, Any] | None]]
+) -> None:
+    """Delete each row whose new envelope is None, replace the others' (in the open
+    transaction; ``secure_delete`` zeroes what the old rows held)."""
+    db.executemany(
+        "DELETE FROM memory_journal WHERE seq = ?",
+        [(seq,) for seq, envelope in rewrites if envelope is None],
+    )
+    db.executemany(
+        "UPDATE memory_journal SET envelope = ? WHERE seq = ?",
+        [
+            (json.dumps(envelope, separators=(",", ":")), seq)
+            for seq, envelope in rewrites
+            if envelope is not None
+        ],
+    )
+
+
 def prune_before(db: sqlite3.Connection, cutoff: str) -> int:
     """Delete those of the :data:`PRUNE_BATCH` oldest rows stamped before ``cutoff``;
     return how many. On the connection's thread, through the store's group commit.
@@ -155,6 +193,16 @@ class SqliteJournalPrimitives:
     async def _read_journal(self, after: int, limit: int) -> list[JournalEntry]:
         async with self._reading() as conn:
             return await read_entries(conn, after, limit)
+
+    async def _journal_candidates(
+        self, handle: aiosqlite.Connection, needles: Sequence[str]
+    ) -> list[tuple[int, dict[str, Any]]]:
+        return await self._commits.now(handle, rows_holding, needles)
+
+    async def _journal_rewrite(
+        self, handle: aiosqlite.Connection, rewrites: Sequence[tuple[int, dict[str, Any] | None]]
+    ) -> None:
+        self._commits.later(rewrite_rows, rewrites)
 
     async def _journal_bounds(self) -> tuple[int | None, int]:
         async with self._reading() as conn:
