@@ -10,8 +10,8 @@ rewrite) and the revise extension's ``_replace_revision``:
 * a kept revision naming a deleted record keeps ids only (``redact_revision``);
 * a journal row whose scope contains the forgotten scope goes (it is about the
   forgotten scope alone); any other row loses the deleted records' text
-  (``contents``, ``reason``: the whole list, for a batch) and every conversation or run id a deleted record
-  came from;
+  (``contents``, ``reason``: the whole list, for a batch) and every conversation or
+  run id a deleted record came from;
 * buffered search and recall events not yet written are scrubbed the same way.
 
 Ids stay: they are opaque and hold nothing of what was said (docs/deletion.md).
@@ -80,9 +80,7 @@ def scrub_envelope(
     return _UNCHANGED if changed == dict(envelope) else changed
 
 
-def journal_needles(
-    provenance: frozenset[str], scope: Mapping[str, str] | None
-) -> list[str]:
+def journal_needles(provenance: frozenset[str], scope: Mapping[str, str] | None) -> list[str]:
     """Strings one of which every journal row holding a trace contains (beside rows
     carrying text, which backends select on their own): the scope's values and the
     provenance ids. A superset: :func:`scrub_envelope` decides."""

@@ -34,7 +34,13 @@ from recallstore.store import (
 )
 from recallstore.values import canonical_scope, utc_moment
 
-__all__ = ["RevisesRecords", "check_revision_id", "redact_revision", "revision_from_row", "revision_row"]
+__all__ = [
+    "RevisesRecords",
+    "check_revision_id",
+    "redact_revision",
+    "revision_from_row",
+    "revision_row",
+]
 
 Handle = TypeVar("Handle")
 

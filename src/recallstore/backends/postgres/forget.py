@@ -37,7 +37,8 @@ async def forget_scope(
         if attempt == FORGET_PASSES:
             await conn.execute(f"LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE")
         cursor = await conn.execute(
-            f"DELETE FROM {table} WHERE scope @> %s RETURNING id, kind, created_at, provenance, supports",
+            f"DELETE FROM {table} WHERE scope @> %s "
+            "RETURNING id, kind, created_at, provenance, supports",
             (Jsonb(dict(scope)),),
         )
         deleted = await cursor.fetchall()

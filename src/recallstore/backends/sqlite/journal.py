@@ -103,10 +103,14 @@ async def journal_bounds(conn: aiosqlite.Connection) -> tuple[int | None, int]:
 
 
 # Rows carrying text (opt-in content): `"contents":null` and `"reason":null` otherwise.
-_CARRIES_TEXT: Final = "instr(envelope, '\"contents\":[') > 0 OR instr(envelope, '\"reason\":\"') > 0"
+_CARRIES_TEXT: Final = (
+    'instr(envelope, \'"contents":[\') > 0 OR instr(envelope, \'"reason":"\') > 0'
+)
 
 
-def rows_holding(db: sqlite3.Connection, needles: Sequence[str]) -> list[tuple[int, dict[str, Any]]]:
+def rows_holding(
+    db: sqlite3.Connection, needles: Sequence[str]
+) -> list[tuple[int, dict[str, Any]]]:
     """``(seq, envelope)`` of the rows whose JSON text holds one of ``needles`` (each
     as the JSON string the row would hold) or carries text; one pass over the table."""
     tests = [_CARRIES_TEXT, *("instr(envelope, ?) > 0" for _ in needles)]
