@@ -151,7 +151,7 @@ def plan_of(revision: StoredRevision) -> Plan | str:
         return "not a consolidation plan (an empty body)"
     try:
         plan = Plan.model_validate_json(revision.body)
-    except ValidationError:
+    except (ValidationError, MemoryValidationError, ValueError):
         return "not a consolidation plan (kept through revise by another caller)"
     if plan.id != revision.id:
         return f"not a consolidation plan (its body names plan {plan.id})"
