@@ -84,8 +84,8 @@ class ForgetsScopes(ErasesTraces[Handle], Generic[Handle]):
                     "count": len(removed),
                 }
                 await self._journal_change(handle, {}, data)
-        if removed:
-            await self._after_forget()
+        # Even when no record matched: the scope's journal rows and plans may have gone.
+        await self._after_forget()
         return len(removed)
 
     async def _flush_before_erasing(self) -> None:
@@ -102,4 +102,5 @@ class ForgetsScopes(ErasesTraces[Handle], Generic[Handle]):
         raise NotImplementedError(f"{type(self).__name__} does not forget scopes")
 
     async def _after_forget(self) -> None:
-        """After the commit of a forget that deleted records (a WAL scrub, say)."""
+        """After the commit of a forget, or of a delete that deleted a record (a WAL
+        scrub, say)."""

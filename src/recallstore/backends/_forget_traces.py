@@ -110,7 +110,9 @@ class ErasesTraces(Generic[Handle]):
         """Erase the traces of the deleted records ``ids`` (``provenance``: the
         conversation and run ids they came from; ``scope``: a forget's scope)."""
         deleted = frozenset(ids)
-        if not deleted:
+        # A forget that finds no record still erases its scope's traces: its records
+        # may have gone one by one, by delete, leaving its searches in the journal.
+        if not deleted and not scope:
             return
         redact = getattr(self, "_redact_revisions", None)
         if redact is not None:

@@ -368,7 +368,7 @@ class RevisesRecords(Generic[Handle]):
     ) -> None:
         """In the deleting transaction ``handle``: redact every kept revision that named
         a record of ``deleted`` (or, for a forget, lies in ``scope``)."""
-        if REVISE_EXTENSION not in self.extensions or not deleted:
+        if REVISE_EXTENSION not in self.extensions or not (deleted or scope):
             return
         for revision in await self._all_revisions(handle):
             redacted = redact_revision(revision, deleted, scope)

@@ -281,3 +281,22 @@ class ErasureConformance(StoreHarness):
             async with store_factory() as reopened:
                 blob = await stored_bytes(reopened)
                 assert _found(blob, gone) == [], "the stored bytes keep a trace after closing"
+
+    @kit_test(
+        "forget(scope) must erase the scope's traces even when its records went one by one "
+        "(delete) before it: the journal keeps no event of the forgotten scope"
+    )
+    async def test_s24_forget_erases_a_scope_whose_records_went_one_by_one(
+        self, store_factory: StoreFactory
+    ) -> None:
+        async with store_factory() as store:
+            extensions = store.capabilities().extensions
+            if FORGET_EXTENSION not in extensions or JOURNAL_EXTENSION not in extensions:
+                pytest.skip("forget and journal rule; this store lacks one of them")
+            record_id = await _write_secret(store, _ANA, _secrets("onebyone"))
+            await search(store, "anything", scope=_ANA)
+            await store.delete(record_id)
+            assert await cast(SupportsForget, store).forget({"user": _FORGOTTEN_USER}) == 0
+            entries = await cast(SupportsJournal, store).read_journal(limit=100_000)
+            text = "\n".join(repr(entry.envelope) for entry in entries)
+            assert _FORGOTTEN_USER not in text, "the journal keeps the forgotten scope"
