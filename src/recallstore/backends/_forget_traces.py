@@ -80,13 +80,6 @@ def scrub_envelope(
     return _UNCHANGED if changed == dict(envelope) else changed
 
 
-def journal_needles(provenance: frozenset[str], scope: Mapping[str, str] | None) -> list[str]:
-    """Strings one of which every journal row holding a trace contains (beside rows
-    carrying text, which backends select on their own): the scope's values and the
-    provenance ids. A superset: :func:`scrub_envelope` decides."""
-    return sorted({*provenance, *(scope or {}).values()})
-
-
 class ErasesTraces(Generic[Handle]):
     """``_erase_traces``: erase, in a deleting transaction, what :mod:`this module
     <recallstore.backends._forget_traces>` lists."""
@@ -121,7 +114,9 @@ class ErasesTraces(Generic[Handle]):
             return
         if self._journal_buffer is not None:
             self._journal_buffer.scrub(lambda row: scrub_envelope(row, deleted, provenance, scope))
-        rows = await self._journal_candidates(handle, journal_needles(provenance, scope))
+        rows = await self._journal_candidates(
+            handle, sorted(provenance), sorted(set((scope or {}).values()))
+        )
         rewrites: list[tuple[int, dict[str, Any] | None]] = []
         for seq, envelope in rows:
             scrubbed = scrub_envelope(envelope, deleted, provenance, scope)
@@ -133,10 +128,13 @@ class ErasesTraces(Generic[Handle]):
     # --- journal primitives: only for a backend that keeps the journal ------------------
 
     async def _journal_candidates(
-        self, handle: Handle, needles: Sequence[str]
+        self, handle: Handle, provenance: Sequence[str], scope_values: Sequence[str]
     ) -> list[tuple[int, dict[str, Any]]]:
-        """``(seq, envelope)`` of every journal row whose text holds one of ``needles``
-        (as a JSON string) or that carries text (``contents`` or ``reason``)."""
+        """``(seq, envelope)`` of every journal row that may hold a trace — a superset,
+        :func:`scrub_envelope` decides: rows whose ``conversation_id`` or ``run_id`` is
+        one of ``provenance``, rows carrying text (``contents`` or ``reason``), and, for
+        a forget, rows holding one of the ``scope_values`` as a string. Indexed but for
+        the last (a forget may scan)."""
         raise NotImplementedError(f"{type(self).__name__} keeps no event journal")
 
     async def _journal_rewrite(

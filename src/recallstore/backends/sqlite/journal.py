@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "JOURNAL_TABLE_STATEMENTS",
+    "JOURNAL_TRACE_INDEXES",
     "SqliteJournalPrimitives",
     "append_rows",
     "install_bound",
@@ -52,6 +53,22 @@ JOURNAL_TABLE_STATEMENTS: Final = (
     )""",
 )
 """The migration step that adds the journal table."""
+
+_CONVERSATION: Final = "json_extract(envelope, '$.conversation_id')"
+_RUN: Final = "json_extract(envelope, '$.run_id')"
+# Rows carrying text (opt-in content); the same words as the partial index's WHERE,
+# so the planner uses it.
+_CARRIES_TEXT: Final = (
+    "json_extract(envelope, '$.data.contents') IS NOT NULL "
+    "OR json_extract(envelope, '$.data.reason') IS NOT NULL"
+)
+JOURNAL_TRACE_INDEXES: Final = (
+    f"CREATE INDEX memory_journal_conversation ON memory_journal ({_CONVERSATION}) "
+    f"WHERE {_CONVERSATION} IS NOT NULL",
+    f"CREATE INDEX memory_journal_run ON memory_journal ({_RUN}) WHERE {_RUN} IS NOT NULL",
+    f"CREATE INDEX memory_journal_text ON memory_journal (seq) WHERE {_CARRIES_TEXT}",
+)
+"""Migration 11: what finds a deleted record's journal rows without a scan (issue 36)."""
 
 PRUNE_BATCH: Final = 500
 """Rows one age-prune transaction deletes at most, so writers wait only briefly."""
@@ -102,22 +119,24 @@ async def journal_bounds(conn: aiosqlite.Connection) -> tuple[int | None, int]:
     return int(row[0]), int(row[1])
 
 
-# Rows carrying text (opt-in content): `"contents":null` and `"reason":null` otherwise.
-_CARRIES_TEXT: Final = (
-    'instr(envelope, \'"contents":[\') > 0 OR instr(envelope, \'"reason":"\') > 0'
-)
-
-
 def rows_holding(
-    db: sqlite3.Connection, needles: Sequence[str]
+    db: sqlite3.Connection, provenance: Sequence[str], scope_values: Sequence[str]
 ) -> list[tuple[int, dict[str, Any]]]:
-    """``(seq, envelope)`` of the rows whose JSON text holds one of ``needles`` (each
-    as the JSON string the row would hold) or carries text; one pass over the table."""
-    tests = [_CARRIES_TEXT, *("instr(envelope, ?) > 0" for _ in needles)]
-    cursor = db.execute(
-        f"SELECT seq, envelope FROM memory_journal WHERE {' OR '.join(tests)}",
-        [json.dumps(needle) for needle in needles],
-    )
+    """``(seq, envelope)`` of the rows of one of the ``provenance`` conversations or
+    runs, or carrying text (by index), or — a forget's ``scope_values``, a scan — whose
+    JSON text holds one of them as a string."""
+    marks = ", ".join("?" * len(provenance))
+    parts = [f"SELECT seq, envelope FROM memory_journal WHERE {_CARRIES_TEXT}"]
+    params: list[str] = []
+    if provenance:
+        parts.append(f"SELECT seq, envelope FROM memory_journal WHERE {_CONVERSATION} IN ({marks})")
+        parts.append(f"SELECT seq, envelope FROM memory_journal WHERE {_RUN} IN ({marks})")
+        params += [*provenance, *provenance]
+    if scope_values:
+        found = " OR ".join("instr(envelope, ?) > 0" for _ in scope_values)
+        parts.append(f"SELECT seq, envelope FROM memory_journal WHERE {found}")
+        params += [json.dumps(value) for value in scope_values]
+    cursor = db.execute(" UNION ".join(parts), params)
     rows = cursor.fetchall()
     cursor.close()
     return [(int(row[0]), json.loads(row[1])) for row in rows]
@@ -199,9 +218,9 @@ class SqliteJournalPrimitives:
             return await read_entries(conn, after, limit)
 
     async def _journal_candidates(
-        self, handle: aiosqlite.Connection, needles: Sequence[str]
+        self, handle: aiosqlite.Connection, provenance: Sequence[str], scope_values: Sequence[str]
     ) -> list[tuple[int, dict[str, Any]]]:
-        return await self._commits.now(handle, rows_holding, needles)
+        return await self._commits.now(handle, rows_holding, provenance, scope_values)
 
     async def _journal_rewrite(
         self, handle: aiosqlite.Connection, rewrites: Sequence[tuple[int, dict[str, Any] | None]]
