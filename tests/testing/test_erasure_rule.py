@@ -19,6 +19,7 @@ from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.store import MemoryStore
+from recallstore.testing import ToyEmbedder
 from recallstore.testing.erasure import ErasureConformance, stored_bytes_of
 
 __all__ = ["postgres_schema", "postgres_url"]
@@ -48,7 +49,7 @@ class KeepsATrash(InMemoryMemoryStore):
 class SqliteScrubsNoJournal(SqliteMemoryStore):
     """Deletes records but never looks at the journal rows about them."""
 
-    async def _journal_candidates(self, handle: Any, needles: Any) -> list[Any]:
+    async def _journal_candidates(self, handle: Any, *criteria: Any) -> list[Any]:
         return []
 
 
@@ -62,7 +63,7 @@ class SqliteLeavesTheWal(SqliteMemoryStore):
 class PostgresScrubsNoJournal(PostgresMemoryStore):
     """Deletes records but never looks at the journal rows about them."""
 
-    async def _journal_candidates(self, handle: Any, needles: Any) -> list[Any]:
+    async def _journal_candidates(self, handle: Any, *criteria: Any) -> list[Any]:
         return []
 
 
@@ -121,4 +122,16 @@ async def test_s24_fails_a_postgres_store_that_keeps_a_trace(
     await _bites(
         lambda: PostgresScrubsNoJournal(postgres_url, schema=postgres_schema),
         "the journal keeps a trace",
+    )
+
+
+async def test_s24_holds_with_vectors_in_play_on_every_backend(
+    tmp_path: Path, postgres_url: str, postgres_schema: str
+) -> None:
+    """Hybrid stores (vectors beside the records) pass the rule too."""
+    memory = InMemoryMemoryStore(embedder=ToyEmbedder())
+    await _run_rule(lambda: memory)
+    await _run_rule(lambda: SqliteMemoryStore(tmp_path / "hybrid.db", embedder=ToyEmbedder()))
+    await _run_rule(
+        lambda: PostgresMemoryStore(postgres_url, schema=postgres_schema, embedder=ToyEmbedder())
     )
