@@ -43,11 +43,11 @@ def trace_indexes(schema: str) -> list[str]:
     conversations and runs, or carrying text — without a scan of the journal."""
     table = f"{schema}.memory_journal"
     return [
-        f"CREATE INDEX memory_journal_conversation ON {table} ((envelope->>'conversation_id')) "
-        "WHERE envelope->>'conversation_id' IS NOT NULL",
-        f"CREATE INDEX memory_journal_run ON {table} ((envelope->>'run_id')) "
+        f"CREATE INDEX IF NOT EXISTS memory_journal_conversation ON {table} "
+        "((envelope->>'conversation_id')) WHERE envelope->>'conversation_id' IS NOT NULL",
+        f"CREATE INDEX IF NOT EXISTS memory_journal_run ON {table} ((envelope->>'run_id')) "
         "WHERE envelope->>'run_id' IS NOT NULL",
-        f"CREATE INDEX memory_journal_text ON {table} (seq) WHERE {_CARRIES_TEXT}",
+        f"CREATE INDEX IF NOT EXISTS memory_journal_text ON {table} (seq) WHERE {_CARRIES_TEXT}",
     ]
 
 

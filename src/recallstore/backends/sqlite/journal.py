@@ -63,12 +63,15 @@ _CARRIES_TEXT: Final = (
     "OR json_extract(envelope, '$.data.reason') IS NOT NULL"
 )
 JOURNAL_TRACE_INDEXES: Final = (
-    f"CREATE INDEX memory_journal_conversation ON memory_journal ({_CONVERSATION}) "
+    f"CREATE INDEX IF NOT EXISTS memory_journal_conversation ON memory_journal ({_CONVERSATION}) "
     f"WHERE {_CONVERSATION} IS NOT NULL",
-    f"CREATE INDEX memory_journal_run ON memory_journal ({_RUN}) WHERE {_RUN} IS NOT NULL",
-    f"CREATE INDEX memory_journal_text ON memory_journal (seq) WHERE {_CARRIES_TEXT}",
+    f"CREATE INDEX IF NOT EXISTS memory_journal_run ON memory_journal ({_RUN}) "
+    f"WHERE {_RUN} IS NOT NULL",
+    f"CREATE INDEX IF NOT EXISTS memory_journal_text ON memory_journal (seq) WHERE {_CARRIES_TEXT}",
 )
-"""Migration 11: what finds a deleted record's journal rows without a scan (issue 36)."""
+"""Migration 11: what finds a deleted record's journal rows without a scan (issue 36).
+``IF NOT EXISTS``: a file a test (or an operator) set back to an older version keeps
+its indexes, and migrating it again must not fail on them."""
 
 PRUNE_BATCH: Final = 500
 """Rows one age-prune transaction deletes at most, so writers wait only briefly."""
