@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.cli.conftest import read_all
 
 from recallstore import MemoryWriteInput
 from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.store import RecordChange
 
 ANA = {"tenant": "acme", "user": "ana"}
 
@@ -68,3 +72,64 @@ def test_a_scope_is_required(cli, tmp_path: Path) -> None:
     result = cli("consolidate", "--db", path)
     assert result.code != 0
     assert "--scope" in result.err
+
+
+def _revise_a_note(path: Path) -> None:
+    """A revision kept through the store's public revise, whose body is no plan."""
+
+    async def revise() -> None:
+        async with SqliteMemoryStore(path) as store:
+            (note,) = await store.write([MemoryWriteInput(scope=ANA, content="a note")])
+            await store.revise("my-revision", ANA, [RecordChange(note.id, "mine")], "free text")
+
+    asyncio.run(revise())
+
+
+def test_list_names_a_revision_that_is_no_plan_and_lists_every_plan_without_scope(
+    cli, tmp_path: Path
+) -> None:
+    path = tmp_path / "memory.db"
+    _seed(path)
+    _revise_a_note(path)
+    scope = ["--scope", "tenant=acme", "--scope", "user=ana"]
+    applied = cli("consolidate", "--db", path, *scope, "--apply")
+    plan_id = applied.out.rstrip().rsplit("--revert ", 1)[1]
+    listed = cli("consolidate", "--db", path, *scope, "--list")
+    assert listed.code == 0, listed.err
+    assert listed.out.splitlines() == [
+        f"{plan_id} applied 1 change(s)",
+        "my-revision skipped: not a consolidation plan (kept through revise by another caller)",
+    ]
+    everything = cli("consolidate", "--db", path, "--list")
+    assert everything.code == 0, everything.err
+    assert everything.out == listed.out
+    refused = cli("consolidate", "--db", path, "--revert", "my-revision")
+    assert refused.code != 0
+    assert "not a consolidation plan" in refused.err
+    assert "Traceback" not in refused.err
+
+
+def test_a_revert_argument_that_is_not_utf8_is_a_one_line_error(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    _seed(path)
+    completed = subprocess.run(
+        [
+            os.fsencode(sys.executable),
+            b"-m",
+            b"recallstore",
+            b"consolidate",
+            b"--db",
+            os.fsencode(path),
+            b"--revert",
+            b"plan_\xff\xfe",
+        ],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    err = completed.stderr.decode("utf-8", "replace")
+    assert completed.returncode != 0
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "revision_id" in err
+    assert "lone surrogate" in err

@@ -349,6 +349,8 @@ class ReviseOneByOne(_Mutant):
         scope: Mapping[str, str],
         changes: Sequence[RecordChange],
         body: str,
+        *,
+        redacted_body: str | None = None,
     ) -> StoredRevision:
         kept = None
         for index, change in enumerate(changes):

@@ -48,6 +48,17 @@ class JournalBuffer:
             del self._pending[0]
             self.dropped += 1
 
+    def scrub(self, scrubbed: Callable[[dict[str, Any]], Any]) -> None:
+        """Apply ``scrubbed`` to every queued event: None drops it, a dict replaces it,
+        anything else keeps it (a ``forget`` erasing events not yet written)."""
+        kept: list[dict[str, Any]] = []
+        for envelope in self._pending:
+            outcome = scrubbed(envelope)
+            if outcome is None:
+                continue
+            kept.append(outcome if isinstance(outcome, dict) else envelope)
+        self._pending = kept
+
     async def flush(self) -> None:
         """Write what is queued now; on failure it stays queued and the error propagates."""
         if not self._pending:

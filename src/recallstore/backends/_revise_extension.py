@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
@@ -33,12 +34,67 @@ from recallstore.store import (
 )
 from recallstore.values import canonical_scope, utc_moment
 
-__all__ = ["RevisesRecords", "revision_from_row", "revision_row"]
+__all__ = [
+    "RevisesRecords",
+    "check_revision_id",
+    "redact_revision",
+    "revision_from_row",
+    "revision_row",
+]
 
 Handle = TypeVar("Handle")
 
 RevisionRow = tuple[str, str, str, str, str, str | None]
-"""``(id, scope JSON, created_at, body, undo JSON, reverted_at)`` as SQL backends keep it."""
+"""``(id, scope JSON, created_at, body, undo JSON, reverted_at)`` as SQL backends keep it.
+
+The undo column holds the store's own bookkeeping of the revision: a JSON list of undo
+items (rows kept before issue 36), or an object ``{"undo": [...], "targets": [...],
+"redacted_body": ..., "forgotten": [...]}``; both read back (no migration needed)."""
+
+
+def check_revision_id(value: object) -> str:
+    """``value`` when it can be a kept revision's id; else :class:`MemoryValidationError`
+    on ``revision_id`` naming the value (never a driver's error on an unbindable string)."""
+    if not isinstance(value, str):
+        raise MemoryValidationError(
+            "revision_id", f"must be a string, got {type(value).__name__} {value!r}", value
+        )
+    if not value:
+        raise MemoryValidationError("revision_id", "must not be empty", value)
+    if not is_storable_id(value):
+        raise MemoryValidationError(
+            "revision_id",
+            f"{value!r} holds a NUL character or a lone surrogate, which no revision id holds",
+            value,
+        )
+    return value
+
+
+def redact_revision(
+    revision: StoredRevision, deleted: frozenset[str], scope: Mapping[str, str] | None
+) -> StoredRevision | None:
+    """``revision`` once the records ``deleted`` are gone (and, for a ``forget``, every
+    record of ``scope``); None when it names none of them.
+
+    Its body becomes its ``redacted_body`` (ids only), the newly deleted ids join
+    ``forgotten``, and a revision whose scope contains the forgotten ``scope`` loses
+    its scope values too: every record it named was of that scope.
+    """
+    named = revision.named
+    whole = scope is not None and bool(scope) and scope_matches(revision.scope, scope)
+    newly = [i for i in named if whole or i in deleted]
+    if not whole and revision.redacted_body is None and not revision.targets:
+        # A revision kept before targets were recorded: a target shows only in its body.
+        newly += [i for i in sorted(deleted) if json.dumps(i) in revision.body]
+    fresh = [i for i in dict.fromkeys(newly) if i not in revision.forgotten]
+    if not fresh and not (whole and revision.scope):
+        return None
+    return replace(
+        revision,
+        scope={} if whole else revision.scope,
+        body=revision.redacted_body or "",
+        forgotten=(*revision.forgotten, *fresh),
+    )
 
 
 def _stamp(value: datetime | None) -> str | None:
@@ -68,18 +124,27 @@ def revision_row(revision: StoredRevision) -> RevisionRow:
         }
         for item in revision.undo
     ]
+    kept = {
+        "undo": undo,
+        "targets": list(revision.targets),
+        "redacted_body": revision.redacted_body,
+        "forgotten": list(revision.forgotten),
+    }
     return (
         revision.id,
         json.dumps(revision.scope, sort_keys=True, ensure_ascii=False),
         format_timestamp(revision.created_at),
         revision.body,
-        json.dumps(undo, ensure_ascii=False),
+        json.dumps(kept, ensure_ascii=False),
         _stamp(revision.reverted_at),
     )
 
 
 def revision_from_row(row: Sequence[Any]) -> StoredRevision:
     """The revision a :func:`revision_row` row holds."""
+    kept = json.loads(row[4])
+    if isinstance(kept, list):  # a row kept before issue 36
+        kept = {"undo": kept}
     undo = tuple(
         RecordUndo(
             id=item["id"],
@@ -89,7 +154,7 @@ def revision_from_row(row: Sequence[Any]) -> StoredRevision:
             updated_at=_required(item["updated_at"]),
             revised_at=_required(item["revised_at"]),
         )
-        for item in json.loads(row[4])
+        for item in kept["undo"]
     )
     return StoredRevision(
         id=row[0],
@@ -98,6 +163,9 @@ def revision_from_row(row: Sequence[Any]) -> StoredRevision:
         body=row[3],
         undo=undo,
         reverted_at=_moment(row[5]),
+        targets=tuple(kept.get("targets", ())),
+        redacted_body=kept.get("redacted_body"),
+        forgotten=tuple(kept.get("forgotten", ())),
     )
 
 
@@ -143,15 +211,19 @@ class RevisesRecords(Generic[Handle]):
         scope: Mapping[str, str],
         changes: Sequence[RecordChange],
         body: str,
+        *,
+        redacted_body: str | None = None,
     ) -> StoredRevision:
-        """Invalidate every changed record atomically and keep the revision (S21)."""
+        """Invalidate every changed record atomically and keep the revision (S21);
+        ``redacted_body`` replaces ``body`` once a record it names is deleted."""
         pairs = canonical_scope(scope)
         if not pairs:
             raise MemoryValidationError("scope", "a revision needs a non-empty scope", {})
         if not changes:
             raise MemoryValidationError("changes", "a revision changes at least one record", [])
-        if not is_storable_id(revision_id):
-            raise MemoryValidationError("revision_id", "not a storable id", revision_id)
+        check_revision_id(revision_id)
+        if redacted_body is not None and not isinstance(redacted_body, str):
+            raise MemoryValidationError("redacted_body", "must be a string or None", redacted_body)
         for change in changes:
             check_invalid_reason(change.reason)
         self._check_open()
@@ -195,12 +267,16 @@ class RevisesRecords(Generic[Handle]):
                 created_at=undo[0].revised_at,
                 body=body,
                 undo=tuple(undo),
+                targets=tuple(dict.fromkeys(targets)),
+                redacted_body=redacted_body,
             )
             await self._keep_revision(handle, revision)
         return revision
 
     async def revert_revision(self, revision_id: str) -> StoredRevision:
-        """Put every record ``revision_id`` changed back as it was, atomically (S22)."""
+        """Put every record ``revision_id`` changed back as it was, atomically (S22);
+        records deleted since (``forgotten``) are skipped."""
+        check_revision_id(revision_id)
         self._check_open()
         async with self._writing() as handle:
             revision = await self._fetch_revision(handle, revision_id)
@@ -208,9 +284,10 @@ class RevisesRecords(Generic[Handle]):
                 raise MemoryNotFoundError(revision_id)
             if revision.reverted_at is not None:
                 raise MemoryConflictError(revision_id, "the revision was reverted already")
-            found = await self._fetch_records(handle, [item.id for item in revision.undo])
+            undo = [item for item in revision.undo if item.id not in revision.forgotten]
+            found = await self._fetch_records(handle, [item.id for item in undo])
             restored: list[MemoryRecord] = []
-            for item in revision.undo:
+            for item in undo:
                 record = found.get(item.id)
                 if record is None:
                     raise MemoryConflictError(item.id, "a record the revision changed was deleted")
@@ -219,7 +296,7 @@ class RevisesRecords(Generic[Handle]):
                 if item.invalid_at is None:
                     restored.append(record)
             await self._check_keys_free(handle, restored)
-            for item in revision.undo:
+            for item in undo:
                 await self._update(
                     handle,
                     item.id,
@@ -232,20 +309,12 @@ class RevisesRecords(Generic[Handle]):
                 )
             reverted_at = self._clock()
             await self._mark_reverted(handle, revision_id, reverted_at)
-        return StoredRevision(
-            id=revision.id,
-            scope=revision.scope,
-            created_at=revision.created_at,
-            body=revision.body,
-            undo=revision.undo,
-            reverted_at=reverted_at,
-        )
+        return replace(revision, reverted_at=reverted_at)
 
     async def revision(self, revision_id: str) -> StoredRevision | None:
         """The kept revision ``revision_id``, or None."""
+        check_revision_id(revision_id)
         self._check_open()
-        if not is_storable_id(revision_id):
-            return None
         async with self._reading() as handle:
             return await self._fetch_revision(handle, revision_id)
 
@@ -289,6 +358,22 @@ class RevisesRecords(Generic[Handle]):
     async def _mark_reverted(self, handle: Handle, revision_id: str, at: datetime) -> None:
         """Record that ``revision_id`` was reverted at ``at``."""
         raise NotImplementedError(f"{type(self).__name__} keeps no revisions")
+
+    async def _replace_revision(self, handle: Handle, revision: StoredRevision) -> None:
+        """Overwrite the kept revision ``revision.id`` with ``revision`` (a redaction)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no revisions")
+
+    async def _redact_revisions(
+        self, handle: Handle, deleted: frozenset[str], scope: Mapping[str, str] | None
+    ) -> None:
+        """In the deleting transaction ``handle``: redact every kept revision that named
+        a record of ``deleted`` (or, for a forget, lies in ``scope``)."""
+        if REVISE_EXTENSION not in self.extensions or not (deleted or scope):
+            return
+        for revision in await self._all_revisions(handle):
+            redacted = redact_revision(revision, deleted, scope)
+            if redacted is not None:
+                await self._replace_revision(handle, redacted)
 
 
 def _check_changes(

@@ -23,7 +23,8 @@ from recallstore._search.query import (
     document_stems,
     rank_records,
 )
-from recallstore.backends._forget_extension import ForgetsScopes
+from recallstore.backends._forget_extension import ForgetsScopes, Forgotten
+from recallstore.backends._forget_traces import provenance_of
 from recallstore.backends._hybrid import HybridSearch
 from recallstore.backends._revise_extension import RevisesRecords
 from recallstore.backends._time_filters import stands_then
@@ -180,11 +181,17 @@ class InMemoryMemoryStore(RevisesRecords[None], ForgetsScopes[None], HybridSearc
     async def _mark_reverted(self, handle: None, revision_id: str, at: datetime) -> None:
         self._revisions[revision_id] = replace(self._revisions[revision_id], reverted_at=at)
 
+    async def _replace_revision(self, handle: None, revision: StoredRevision) -> None:
+        self._revisions[revision.id] = revision
+
     async def _delete(self, id: str) -> None:
         async with self._lock:
+            record = self._records.get(id)
             self._remove(id)
+            if record is not None:
+                await self._erase_traces(None, [id], provenance_of(record))
 
-    async def _forget(self, handle: None, scope: Mapping[str, str]) -> list[tuple[str, str]]:
+    async def _forget(self, handle: None, scope: Mapping[str, str]) -> list[Forgotten]:
         # Under the write lock (_writing), like every change.
         doomed = sorted(
             (r for r in self._records.values() if scope_matches(r.scope, scope)),
@@ -192,7 +199,7 @@ class InMemoryMemoryStore(RevisesRecords[None], ForgetsScopes[None], HybridSearc
         )
         for record in doomed:
             self._remove(record.id)
-        return [(record.id, record.kind) for record in doomed]
+        return [(record.id, record.kind, provenance_of(record)) for record in doomed]
 
     def _remove(self, id: str) -> None:
         """Drop the record and its postings; nothing when absent."""

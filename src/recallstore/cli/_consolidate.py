@@ -22,7 +22,7 @@ from recallstore.consolidation import (
     SlotMatch,
     apply_plan,
     consolidate,
-    kept_plans,
+    read_kept_plans,
     revert_plan,
 )
 from recallstore.jsonl import iter_records
@@ -42,9 +42,10 @@ def add_consolidate_command(commands: Any, parents: list[argparse.ArgumentParser
     command.add_argument(
         "--scope",
         action="append",
-        required=True,
+        default=[],
         metavar="KEY=VALUE",
-        help="the exact scope to consolidate (repeatable; at least one)",
+        help="the exact scope to consolidate (repeatable; at least one, except for --list "
+        "and --revert: --list without it lists every plan)",
     )
     action = command.add_mutually_exclusive_group()
     action.add_argument("--apply", action="store_true", help="apply the plan it makes")
@@ -72,7 +73,7 @@ def add_consolidate_command(commands: Any, parents: list[argparse.ArgumentParser
 def run_consolidate(args: argparse.Namespace) -> int:
     """Show the plan (a dry run), or apply it, revert one, or list the applied ones."""
     scope = parse_scope(args.scope)
-    if not scope:
+    if not scope and not (args.list or args.revert):
         raise CliError("consolidate needs at least one --scope KEY=VALUE", EXIT_USAGE)
     store = open_store(args.db, must_exist=True)
     changes_store = args.apply or args.revert or args.list
@@ -93,9 +94,15 @@ def run_consolidate(args: argparse.Namespace) -> int:
     async def run() -> int:
         async with store:
             if args.list:
-                for plan, revision in await kept_plans(store, scope):
+                kept = await read_kept_plans(store, scope)
+                for plan, revision in kept.plans:
                     state = "applied" if revision.reverted_at is None else "reverted"
-                    print(printable(f"{plan.id} {state} {len(plan.changes)} change(s)"))
+                    line = f"{plan.id} {state} {len(plan.changes)} change(s)"
+                    if plan.forgotten:
+                        line += f", {len(plan.forgotten)} record(s) forgotten since"
+                    print(printable(line))
+                for revision, reason in kept.skipped:
+                    print(printable(f"{revision.id} skipped: {reason}"))
                 return 0
             if args.revert:
                 plan = await revert_plan(store, args.revert)

@@ -9,7 +9,14 @@ model and its diff), ``proposers`` (the protocol and the deterministic defaults)
 docs/consolidation.md.
 """
 
-from recallstore.consolidation.plan import Action, Operation, Plan, PlannedRecord, Rejection
+from recallstore.consolidation.plan import (
+    WITHHELD,
+    Action,
+    Operation,
+    Plan,
+    PlannedRecord,
+    Rejection,
+)
 from recallstore.consolidation.proposers import (
     DEFAULT_PROPOSERS,
     ExactDuplicates,
@@ -19,9 +26,12 @@ from recallstore.consolidation.proposers import (
     UnusableProposal,
 )
 from recallstore.consolidation.run import (
+    KeptPlans,
     apply_plan,
     consolidate,
     kept_plans,
+    plan_of,
+    read_kept_plans,
     revert_plan,
     scope_records,
 )
@@ -30,8 +40,10 @@ from recallstore.consolidation.validate import DEFAULT_CAP, check_proposals
 __all__ = [
     "DEFAULT_CAP",
     "DEFAULT_PROPOSERS",
+    "WITHHELD",
     "Action",
     "ExactDuplicates",
+    "KeptPlans",
     "NearDuplicates",
     "Operation",
     "Plan",
@@ -44,6 +56,8 @@ __all__ = [
     "check_proposals",
     "consolidate",
     "kept_plans",
+    "plan_of",
+    "read_kept_plans",
     "revert_plan",
     "scope_records",
 ]

@@ -16,9 +16,12 @@ from pydantic import Field, model_validator
 from recallstore.records import MemoryRecord, _Contract, format_timestamp
 from recallstore.values import MAX_ID_CHARS, MAX_REASON_CHARS
 
-__all__ = ["Action", "Operation", "Plan", "PlannedRecord", "Rejection"]
+__all__ = ["WITHHELD", "Action", "Operation", "Plan", "PlannedRecord", "Rejection"]
 
 Action = Literal["supersede", "duplicate", "noop"]
+
+WITHHELD = "(withheld: the plan named a record that was deleted since)"
+"""The reason every operation of a redacted plan shows (see :meth:`Plan.redacted`)."""
 
 
 class Operation(_Contract):
@@ -68,7 +71,9 @@ class PlannedRecord(_Contract):
 
     id: str
     kind: str
-    content: str
+    content: str | None
+    """None in a redacted plan: the record was deleted since (``Plan.forgotten``), or
+    its text is read back from the store (:func:`~recallstore.consolidation.kept_plans`)."""
     created_at: datetime
 
     @classmethod
@@ -90,6 +95,30 @@ class Plan(_Contract):
     records: dict[str, PlannedRecord]
     """Every record an operation names, as it was when planned."""
     rejected: tuple[Rejection, ...] = ()
+    forgotten: tuple[str, ...] = ()
+    """Records the plan named that ``delete``/``forget`` removed after it was applied:
+    their text is gone from the plan (it keeps ids only, see :meth:`redacted`)."""
+    withheld: bool = False
+    """True for a redacted plan: no record text, reasons or rejections of its own."""
+
+    def redacted(self) -> Plan:
+        """The plan as kept once a record it names is deleted: ids, kinds, actions and
+        times, never text — no contents, reasons, rejections or scope values (the
+        revision keeps the scope while it may)."""
+        return self.model_copy(
+            update={
+                "scope": {},
+                "records": {
+                    key: record.model_copy(update={"content": None})
+                    for key, record in self.records.items()
+                },
+                "operations": tuple(
+                    op.model_copy(update={"reason": WITHHELD}) for op in self.operations
+                ),
+                "rejected": (),
+                "withheld": True,
+            }
+        )
 
     @property
     def changes(self) -> tuple[Operation, ...]:
@@ -108,15 +137,20 @@ class Plan(_Contract):
             f"{len(self.operations) - len(self.changes)} no-op(s), "
             f"{len(self.rejected)} rejected"
         ]
+        if self.forgotten:
+            lines.append(
+                f"  {len(self.forgotten)} record(s) it named were forgotten since "
+                f"(deleted; their text is gone): {', '.join(self.forgotten)}"
+            )
         for op in self.operations:
-            record = self.records[op.record_id]
+            record = self._planned(op.record_id)
             if not op.changes:
-                lines.append(f"  = {_line(record)}  (no-op: {op.reason})")
+                lines.append(f"  = {self._line(record)}  (no-op: {op.reason})")
                 continue
-            target = self.records[op.target_id or ""]
+            target = self._planned(op.target_id or "")
             word = "superseded by" if op.action == "supersede" else "duplicate of"
-            lines.append(f"  - {_line(record)}")
-            lines.append(f"  = {_line(target)}  ({word}: {op.reason})")
+            lines.append(f"  - {self._line(record)}")
+            lines.append(f"  = {self._line(target)}  ({word}: {op.reason})")
         for rejection in self.rejected:
             lines.append(
                 f"  ! rejected {rejection.operation.action} of {rejection.operation.record_id} "
@@ -124,11 +158,20 @@ class Plan(_Contract):
             )
         return "\n".join(lines)
 
+    def _planned(self, record_id: str) -> PlannedRecord | str:
+        return self.records.get(record_id, record_id)
 
-def _line(record: PlannedRecord) -> str:
-    day = format_timestamp(record.created_at)[:10]
-    return f"[{record.id} {record.kind} {day}] {record.content}"
+    def _line(self, record: PlannedRecord | str) -> str:
+        if isinstance(record, str):  # a plan kept without the record (never made so)
+            return f"[{record}]"
+        day = format_timestamp(record.created_at)[:10]
+        if record.id in self.forgotten:
+            return f"[{record.id} {record.kind} {day}] (forgotten)"
+        text = "(text withheld)" if record.content is None else record.content
+        return f"[{record.id} {record.kind} {day}] {text}"
 
 
 def _scope_text(scope: dict[str, str]) -> str:
+    if not scope:  # only a plan whose whole scope was forgotten
+        return "(a forgotten scope)"
     return ",".join(f"{key}={value}" for key, value in scope.items())

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import cast
+
+from pydantic import ValidationError
 
 from recallstore.consolidation.plan import Operation, Plan, PlannedRecord, Rejection
 from recallstore.consolidation.proposers import DEFAULT_PROPOSERS, Proposer
 from recallstore.consolidation.validate import DEFAULT_CAP, check_proposals
-from recallstore.errors import ConfigurationError, MemoryValidationError
+from recallstore.errors import ConfigurationError, MemoryNotFoundError, MemoryValidationError
 from recallstore.jsonl import iter_records
 from recallstore.records import MemoryRecord
 from recallstore.store import (
@@ -28,7 +31,16 @@ from recallstore.store import (
 )
 from recallstore.values import canonical_scope
 
-__all__ = ["apply_plan", "consolidate", "kept_plans", "revert_plan", "scope_records"]
+__all__ = [
+    "KeptPlans",
+    "apply_plan",
+    "consolidate",
+    "kept_plans",
+    "plan_of",
+    "read_kept_plans",
+    "revert_plan",
+    "scope_records",
+]
 
 
 async def scope_records(store: MemoryStore, scope: Mapping[str, str]) -> list[MemoryRecord]:
@@ -117,18 +129,96 @@ async def apply_plan(store: MemoryStore, plan: Plan) -> StoredRevision | None:
         )
         for op in plan.changes
     ]
-    return await revising.revise(plan.id, plan.scope, changes, plan.model_dump_json())
+    return await revising.revise(
+        plan.id,
+        plan.scope,
+        changes,
+        plan.model_dump_json(),
+        redacted_body=plan.redacted().model_dump_json(),
+    )
+
+
+def plan_of(revision: StoredRevision) -> Plan | str:
+    """The plan ``revision`` keeps, as of now (scope and ``forgotten`` from the
+    revision); else why it holds none (a revision another caller of ``revise`` kept,
+    or a plan kept before redaction existed whose text a forget erased)."""
+    if not revision.body:
+        if revision.forgotten:
+            return (
+                "its text was erased when records it named were forgotten "
+                f"({', '.join(revision.forgotten)})"
+            )
+        return "not a consolidation plan (an empty body)"
+    try:
+        plan = Plan.model_validate_json(revision.body)
+    except (ValidationError, MemoryValidationError, ValueError):
+        return "not a consolidation plan (kept through revise by another caller)"
+    if plan.id != revision.id:
+        return f"not a consolidation plan (its body names plan {plan.id})"
+    if not (plan.withheld or revision.forgotten):
+        return plan
+    return plan.model_copy(update={"scope": revision.scope, "forgotten": revision.forgotten})
+
+
+async def _read_back(store: MemoryStore, plan: Plan) -> Plan:
+    """A redacted plan with the text of the records still stored read back from them
+    (a record's content never changes); the forgotten ones stay without."""
+    if not plan.withheld:
+        return plan
+    records = dict(plan.records)
+    for key, planned in plan.records.items():
+        if planned.content is None and key not in plan.forgotten:
+            found = await store.get(key)
+            if found is not None:
+                records[key] = planned.model_copy(update={"content": found.content})
+    return plan.model_copy(update={"records": records})
+
+
+@dataclass(frozen=True)
+class KeptPlans:
+    """What :func:`read_kept_plans` found: the plans, and the revisions that are not."""
+
+    plans: list[tuple[Plan, StoredRevision]] = field(default_factory=list)
+    """Applied plans, newest first, each with the revision that keeps it (its state)."""
+    skipped: list[tuple[StoredRevision, str]] = field(default_factory=list)
+    """Kept revisions that hold no plan, each with why (:func:`plan_of`)."""
+
+
+async def read_kept_plans(store: MemoryStore, scope: Mapping[str, str] | None = None) -> KeptPlans:
+    """Kept revisions whose scope contains ``scope``, newest first: the plans (redacted
+    ones with what is still stored read back), and the revisions that hold none."""
+    kept = KeptPlans()
+    for revision in await _revising(store).revisions(scope):
+        found = plan_of(revision)
+        if isinstance(found, str):
+            kept.skipped.append((revision, found))
+        else:
+            kept.plans.append((await _read_back(store, found), revision))
+    return kept
 
 
 async def revert_plan(store: MemoryStore, plan_id: str) -> Plan:
-    """Restore every record plan ``plan_id`` changed to what it held before; the plan."""
-    revision = await _revising(store).revert_revision(plan_id)
-    return Plan.model_validate_json(revision.body)
+    """Restore every record plan ``plan_id`` changed to what it held before; the plan.
+
+    Records deleted since are skipped (the plan lists them in ``forgotten``). A
+    ``plan_id`` that is not a string, or holds NUL or a lone surrogate, raises
+    :class:`~recallstore.errors.MemoryValidationError`; a kept revision that is no
+    plan raises it too, and is not reverted.
+    """
+    revising = _revising(store)
+    revision = await revising.revision(plan_id)
+    if revision is None:
+        raise MemoryNotFoundError(plan_id)
+    if isinstance(reason := plan_of(revision), str):
+        raise MemoryValidationError("plan_id", f"revision {plan_id!r} is {reason}", plan_id)
+    reverted = plan_of(await revising.revert_revision(plan_id))
+    assert not isinstance(reverted, str)  # the same body, checked above
+    return await _read_back(store, reverted)
 
 
 async def kept_plans(
     store: MemoryStore, scope: Mapping[str, str] | None = None
 ) -> list[tuple[Plan, StoredRevision]]:
-    """Applied plans whose scope contains ``scope``, newest first, with their state."""
-    revisions = await _revising(store).revisions(scope)
-    return [(Plan.model_validate_json(r.body), r) for r in revisions]
+    """Applied plans whose scope contains ``scope``, newest first, with their state;
+    revisions holding no plan are left out (:func:`read_kept_plans` says which)."""
+    return (await read_kept_plans(store, scope)).plans

@@ -15,7 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
-from recallstore.consolidation import kept_plans
+from recallstore.consolidation import read_kept_plans
 from recallstore.dashboard._pages import DashboardPages
 from recallstore.errors import MemoryValidationError
 from recallstore.records import format_timestamp
@@ -32,15 +32,20 @@ class PlansView:
         self._pages = pages
         self._store = store
 
-    async def _plans(self, request: Request) -> tuple[list[dict[str, Any]], str, str | None]:
+    async def _plans(
+        self, request: Request
+    ) -> tuple[list[dict[str, Any]], list[dict[str, str]], str, str | None]:
         try:
             scope = parse_scope_text(request.query_params.getlist("scope"))
         except MemoryValidationError as exc:
-            return [], "", exc.message
+            return [], [], "", exc.message
         if REVISE_EXTENSION not in self._store.capabilities().extensions:
-            return [], format_scope(scope), None
+            return [], [], format_scope(scope), None
+        kept = await read_kept_plans(self._store, scope)
+        # Revisions another caller of revise kept: named, with why they show no plan.
+        skipped = [{"id": revision.id, "reason": reason} for revision, reason in kept.skipped]
         shown = []
-        for plan, revision in await kept_plans(self._store, scope):
+        for plan, revision in kept.plans:
             shown.append(
                 {
                     "id": plan.id,
@@ -52,21 +57,23 @@ class PlansView:
                     else format_timestamp(revision.reverted_at),
                     "proposers": list(plan.proposers),
                     "changes": len(plan.changes),
+                    "forgotten": list(plan.forgotten),
                     "diff": plan.diff(),
                     "plan": plan.model_dump(mode="json"),
                 }
             )
-        return shown, format_scope(scope), None
+        return shown, skipped, format_scope(scope), None
 
     async def page(self, request: Request) -> HTMLResponse:
         """``/plans``: the applied consolidation plans, with their diffs."""
-        plans, scope_text, error = await self._plans(request)
+        plans, skipped, scope_text, error = await self._plans(request)
         return self._pages.render(
             request,
             "plans.html",
             status_code=422 if error else 200,
             active="plans",
             plans=plans,
+            skipped=skipped,
             scope_text=scope_text,
             error=None if error is None else {"field": "scope", "message": error},
             keeps_plans=REVISE_EXTENSION in self._store.capabilities().extensions,
@@ -74,7 +81,7 @@ class PlansView:
 
     async def api(self, request: Request) -> JSONResponse:
         """``/api/plans``: the same as JSON."""
-        plans, _, error = await self._plans(request)
+        plans, skipped, _, error = await self._plans(request)
         if error is not None:
             return JSONResponse({"error": "invalid_scope", "message": error}, status_code=422)
-        return JSONResponse({"plans": plans})
+        return JSONResponse({"plans": plans, "skipped": skipped})

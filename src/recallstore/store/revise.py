@@ -72,6 +72,21 @@ class StoredRevision:
     body: str
     undo: tuple[RecordUndo, ...]
     reverted_at: datetime | None = None
+    targets: tuple[str, ...] = ()
+    """The records its changes pointed ``superseded_by`` at (left valid in their place)."""
+    redacted_body: str | None = None
+    """What the reviser gave to keep instead of ``body`` once a record the revision
+    names is deleted: ids and structure, never a record's text (None: nothing)."""
+    forgotten: tuple[str, ...] = ()
+    """Records it named (changed or targets) that ``delete``/``forget`` removed since.
+    Once non-empty, ``body`` is ``redacted_body`` (or empty): the text is gone, and a
+    ``forget`` of a scope containing the revision's scope empties ``scope`` too."""
+
+    @property
+    def named(self) -> tuple[str, ...]:
+        """Every record it names: the changed ones, then the targets."""
+        changed = [item.id for item in self.undo]
+        return tuple(dict.fromkeys([*changed, *self.targets]))
 
 
 @runtime_checkable
@@ -84,8 +99,13 @@ class SupportsRevise(Protocol):
         scope: Mapping[str, str],
         changes: Sequence[RecordChange],
         body: str,
+        *,
+        redacted_body: str | None = None,
     ) -> StoredRevision:
         """Apply ``changes`` atomically and keep the revision under ``revision_id``.
+
+        ``body`` is kept as given until a record the revision names is deleted; then
+        the store replaces it with ``redacted_body`` (ids only, no text; None: empty).
 
         Raises :class:`~recallstore.errors.MemoryNotFoundError` for an id that is not
         a record of exactly ``scope``, :class:`~recallstore.errors.MemoryConflictError`
@@ -99,8 +119,9 @@ class SupportsRevise(Protocol):
     async def revert_revision(self, revision_id: str) -> StoredRevision:
         """Restore what ``revision_id`` changed, atomically; returns it, now reverted.
 
-        Not found when no such revision is kept; a conflict when it was reverted
-        already, a record it changed was deleted or changed since, or a restored
+        Records deleted since (``StoredRevision.forgotten``) are skipped: it restores
+        what it can. Not found when no such revision is kept; a conflict when it was
+        reverted already, a record it changed was changed since, or a restored
         record's idempotency key is held by another valid record. Nothing is changed
         when it raises.
         """

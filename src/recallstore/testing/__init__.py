@@ -12,7 +12,7 @@ fresh location for the test::
         def store_factory(self, tmp_path):
             return lambda: MyStore(tmp_path / "memory.db")
 
-Each rule S1–S20 of the store protocol has named tests (``test_s7_...``); a failure
+Each rule S1–S24 of the store protocol has named tests (``test_s7_...``); a failure
 starts with the rule and a hint (``S5 — delete(id) returned, but get(id) still returns
 the record``). Areas are also importable alone (``ScopeConformance``, ...). Sub-suites
 skip themselves unless ``capabilities()`` turns them on; the clock sub-suite runs when
@@ -56,6 +56,7 @@ from recallstore.testing.clock import ClockConformance  # noqa: E402
 from recallstore.testing.concurrency import ConcurrencyConformance  # noqa: E402
 from recallstore.testing.differential import DifferentialConformance  # noqa: E402
 from recallstore.testing.embedder import ToyEmbedder  # noqa: E402
+from recallstore.testing.erasure import ErasureConformance  # noqa: E402
 from recallstore.testing.filters import FilterConformance  # noqa: E402
 from recallstore.testing.forget import ForgetConformance  # noqa: E402
 from recallstore.testing.hostile import HOSTILE_QUERIES, HostileQueryConformance  # noqa: E402
@@ -93,6 +94,7 @@ __all__ = [
     "DeleteGetConformance",
     "DifferentialConformance",
     "DurabilityConformance",
+    "ErasureConformance",
     "FilterConformance",
     "ForgetConformance",
     "HostileQueryConformance",
@@ -126,6 +128,7 @@ class MemoryStoreConformance(
     InvalidateConformance,
     DeleteGetConformance,
     ForgetConformance,
+    ErasureConformance,
     ReviseConformance,
     ScopeConformance,
     FilterConformance,

@@ -80,10 +80,16 @@ RULES: dict[str, str] = {
     "MemoryNotFoundError, an invalid one, one named twice, a successor that ends nowhere "
     "valid or a kept revision id -> MemoryConflictError, and nothing changes",
     "S22": "(revise) revert_revision(id) restores exactly what each changed record held "
-    "(invalid_at, invalid_reason, superseded_by, updated_at) in one transaction, once; a record "
-    "changed or deleted since, or a key taken since -> MemoryConflictError, nothing changes",
+    "(invalid_at, invalid_reason, superseded_by, updated_at) in one transaction, once, skipping "
+    "the records deleted since (the revision lists them in forgotten); a record changed since, "
+    "or a key taken since -> MemoryConflictError, nothing changes",
     "S23": "(revise) a revision racing a supersede of the same record never forks the chain: "
     "exactly one of them changes it",
+    "S24": "(forget) once delete(id) or forget(scope) returns, nothing of what it forgot is "
+    "kept anywhere the store keeps data: no text, tags, payload, keys, conversation or run ids "
+    "of a deleted record, no value of a forgotten scope, in records, indexes, vectors, "
+    "revisions or the journal (nor the files under them); a revision that named a deleted "
+    "record keeps ids only, lists it in forgotten and reverts the rest",
     "lifecycle": "a store is an async context manager; once closed, every protocol method "
     "raises StoreUnavailableError",
     "ext": "export_records streams every record in a scope oldest first; import_records "

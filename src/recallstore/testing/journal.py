@@ -82,7 +82,12 @@ class JournalConformance(StoreHarness):
         assert [(d["operation"], d["record_ids"], d["count"]) for d in _writes(entries)] == [
             ("delete", [record.id for record in gone], 3)
         ]
-        assert entries[0].envelope["scope"] == {"user": "ana"}
+        # The scope's values are what is forgotten: not in the forget's own event, and
+        # no earlier event of the scope is left (issue 36).
+        assert entries[0].envelope["scope"] == {}
+        left = [e.envelope["scope"] for e in await journal.read_journal() if e.type == _WRITE]
+        assert {"user": "ana"} not in left
+        assert {"user": "bo"} in left
 
     @pytest.mark.asyncio
     async def test_journal_ids_increase_across_stores_and_reopening(

@@ -164,8 +164,9 @@ class ReviseConformance(StoreHarness):
         assert kept.reverted_at == reverted.reverted_at
 
     @kit_test(
-        "revert_revision must refuse, changing nothing, when a record it changed was deleted "
-        "since, or when a restored record's idempotency key was taken since"
+        "revert_revision must restore what it can — a record deleted since is listed in "
+        "forgotten, its text gone, and skipped — and refuse, changing nothing, a second revert "
+        "or a restored record's idempotency key taken since"
     )
     async def test_s22_revert_refuses_a_changed_world(self, revising_store: MemoryStore) -> None:
         store = revising_store
@@ -173,15 +174,22 @@ class ReviseConformance(StoreHarness):
         deleted = await write_one(store, "Ana drinks water", scope=_ANA)
         revising = _revising(store)
         changes = [RecordChange(kept.id, "a"), RecordChange(deleted.id, "b")]
-        await revising.revise("both", _ANA, changes, "{}")
+        await revising.revise("both", _ANA, changes, '{"secret": "water"}', redacted_body="{}")
         await store.delete(deleted.id)
-        middle = await store.get(kept.id)
+        # A record deleted since is forgotten: listed, its text gone, skipped by revert.
+        forgotten = await revising.revision("both")
+        assert forgotten is not None
+        assert forgotten.forgotten == (deleted.id,)
+        assert forgotten.body == "{}"
+        assert forgotten.scope == _ANA
+        reverted = await revising.revert_revision("both")
+        assert reverted.forgotten == (deleted.id,)
+        restored = await store.get(kept.id)
+        assert restored is not None
+        assert not restored.is_invalidated
+        assert await store.get(deleted.id) is None
         with pytest.raises(MemoryConflictError):
             await revising.revert_revision("both")
-        assert await store.get(kept.id) == middle
-        kept_revision = await revising.revision("both")
-        assert kept_revision is not None
-        assert kept_revision.reverted_at is None
         if "idempotency" not in store.capabilities().extensions:
             return
         keyed = await write_one(store, "Ana's city is Berlin", scope=_ANA, idempotency_key="city")

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from recallstore.backends._forget_traces import provenance_values
+
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
@@ -25,9 +27,9 @@ FORGET_PASSES: Final = 16
 
 async def forget_scope(
     conn: AsyncConnection[Any], table: str, scope: Mapping[str, str]
-) -> list[tuple[str, str]]:
+) -> list[tuple[str, str, frozenset[str]]]:
     """Delete every row of ``table`` whose scope contains ``scope``, in the caller's
-    transaction; their ``(id, kind)``, oldest first."""
+    transaction; their ``(id, kind, provenance ids)``, oldest first."""
     from psycopg.types.json import Jsonb
 
     rows: list[Any] = []
@@ -35,7 +37,8 @@ async def forget_scope(
         if attempt == FORGET_PASSES:
             await conn.execute(f"LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE")
         cursor = await conn.execute(
-            f"DELETE FROM {table} WHERE scope @> %s RETURNING id, kind, created_at",
+            f"DELETE FROM {table} WHERE scope @> %s "
+            "RETURNING id, kind, created_at, provenance, supports",
             (Jsonb(dict(scope)),),
         )
         deleted = await cursor.fetchall()
@@ -43,4 +46,4 @@ async def forget_scope(
             break
         rows.extend(deleted)
     rows.sort(key=lambda row: (row[2], row[0]))
-    return [(row[0], row[1]) for row in rows]
+    return [(row[0], row[1], provenance_values(row[3], row[4] or ())) for row in rows]

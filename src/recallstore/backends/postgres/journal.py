@@ -22,10 +22,33 @@ from recallstore.errors import StoreUnavailableError
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["PRUNE_BATCH", "JournalListener", "JournalTable", "PostgresJournalPrimitives"]
+__all__ = [
+    "PRUNE_BATCH",
+    "JournalListener",
+    "JournalTable",
+    "PostgresJournalPrimitives",
+    "trace_indexes",
+]
 
 PRUNE_BATCH: Final = 500
 """Rows one age-prune transaction deletes at most."""
+# Rows carrying text (opt-in content); the same words as the partial index's WHERE.
+_CARRIES_TEXT: Final = (
+    "(envelope->'data'->>'contents') IS NOT NULL OR (envelope->'data'->>'reason') IS NOT NULL"
+)
+
+
+def trace_indexes(schema: str) -> list[str]:
+    """Migration 12 (issue 36): what finds a deleted record's journal rows — of its
+    conversations and runs, or carrying text — without a scan of the journal."""
+    table = f"{schema}.memory_journal"
+    return [
+        f"CREATE INDEX IF NOT EXISTS memory_journal_conversation ON {table} "
+        "((envelope->>'conversation_id')) WHERE envelope->>'conversation_id' IS NOT NULL",
+        f"CREATE INDEX IF NOT EXISTS memory_journal_run ON {table} ((envelope->>'run_id')) "
+        "WHERE envelope->>'run_id' IS NOT NULL",
+        f"CREATE INDEX IF NOT EXISTS memory_journal_text ON {table} (seq) WHERE {_CARRIES_TEXT}",
+    ]
 
 
 class JournalTable:
@@ -74,6 +97,46 @@ class JournalTable:
         row = await cursor.fetchone()
         assert row is not None
         return (None if row[0] is None else int(row[0])), int(row[1] or 0)
+
+    async def rows_holding(
+        self, conn: AsyncConnection[Any], provenance: Sequence[str], scope_values: Sequence[str]
+    ) -> list[tuple[int, dict[str, Any]]]:
+        """``(seq, envelope)`` of the rows of one of the ``provenance`` conversations or
+        runs, or carrying text (each by a partial index, :func:`trace_indexes`), or — a
+        forget's ``scope_values``, a scan — whose scope holds one of them."""
+        parts = [f"SELECT seq, envelope FROM {self.table} WHERE {_CARRIES_TEXT}"]
+        if provenance:
+            parts.append(
+                f"SELECT seq, envelope FROM {self.table} "
+                "WHERE envelope->>'conversation_id' = ANY(%(provenance)s)"
+            )
+            parts.append(
+                f"SELECT seq, envelope FROM {self.table} "
+                "WHERE envelope->>'run_id' = ANY(%(provenance)s)"
+            )
+        if scope_values:
+            parts.append(
+                f"SELECT seq, envelope FROM {self.table} WHERE EXISTS (SELECT 1 FROM "
+                "jsonb_each_text(envelope->'scope') AS pair WHERE pair.value = ANY(%(values)s))"
+            )
+        cursor = await conn.execute(
+            " UNION ".join(parts), {"provenance": list(provenance), "values": list(scope_values)}
+        )
+        return [(int(row[0]), row[1]) for row in await cursor.fetchall()]
+
+    async def rewrite(
+        self, conn: AsyncConnection[Any], rewrites: Sequence[tuple[int, Mapping[str, Any] | None]]
+    ) -> None:
+        """Delete each row whose new envelope is None, replace the others'."""
+        gone = [seq for seq, envelope in rewrites if envelope is None]
+        if gone:
+            await conn.execute(f"DELETE FROM {self.table} WHERE seq = ANY(%s)", (gone,))
+        for seq, envelope in rewrites:
+            if envelope is not None:
+                await conn.execute(
+                    f"UPDATE {self.table} SET envelope = %s WHERE seq = %s",
+                    (json.dumps(envelope, separators=(",", ":")), seq),
+                )
 
     async def prune_before(self, conn: AsyncConnection[Any], cutoff: datetime) -> int:
         """Delete up to :data:`PRUNE_BATCH` rows stamped before ``cutoff``."""
@@ -156,6 +219,16 @@ class PostgresJournalPrimitives:
     async def _journal_bounds(self) -> tuple[int | None, int]:
         async with self._reading() as conn:
             return await self._journal_table.bounds(conn)
+
+    async def _journal_candidates(
+        self, handle: AsyncConnection[Any], provenance: Sequence[str], scope_values: Sequence[str]
+    ) -> list[tuple[int, dict[str, Any]]]:
+        return await self._journal_table.rows_holding(handle, provenance, scope_values)
+
+    async def _journal_rewrite(
+        self, handle: AsyncConnection[Any], rewrites: Sequence[tuple[int, dict[str, Any] | None]]
+    ) -> None:
+        await self._journal_table.rewrite(handle, rewrites)
 
     async def _prune_journal(self, older_than: datetime) -> None:
         while True:

@@ -72,3 +72,13 @@ class PostgresRevisions(RevisesRecords["AsyncConnection[Any]"]):
             f"UPDATE {self._schema}.memory_revisions SET reverted_at = %s WHERE id = %s",
             (format_timestamp(at), revision_id),
         )
+
+    async def _replace_revision(
+        self, handle: AsyncConnection[Any], revision: StoredRevision
+    ) -> None:
+        row = revision_row(revision)
+        await handle.execute(
+            f"UPDATE {self._schema}.memory_revisions SET scope = %s, created_at = %s, "
+            "body = %s, undo = %s, reverted_at = %s WHERE id = %s",
+            (*row[1:], row[0]),
+        )

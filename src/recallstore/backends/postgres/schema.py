@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from recallstore.backends.postgres.journal import trace_indexes
 from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES, SCOPE_LEXEME_PREFIX, index_stems
 from recallstore.backends.postgres.pgvector import deferred_key_migration
 from recallstore.backends.postgres.vectors import migration as vector_migration
@@ -243,10 +244,12 @@ def migrations(schema: str) -> list[Sequence[Step]]:
         storage_migration(schema),
         # 11: pgvector's foreign key deferred, so a write's HNSW inserts come first.
         deferred_key_migration(schema),
+        # 12 (issue 36): a delete finds its record's journal rows by index.
+        trace_indexes(schema),
     ]
 
 
-SCHEMA_VERSION: Final = 11
+SCHEMA_VERSION: Final = 12
 """The schema version this code writes; a newer database is refused."""
 
 

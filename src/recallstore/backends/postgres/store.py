@@ -16,7 +16,8 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
-from recallstore.backends._forget_extension import ForgetsScopes
+from recallstore.backends._forget_extension import ForgetsScopes, Forgotten
+from recallstore.backends._forget_traces import provenance_of
 from recallstore.backends._hybrid import HybridSearch, hits_of
 from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._vectors import Matrix
@@ -301,14 +302,17 @@ class PostgresMemoryStore(
 
     async def _delete(self, id: str) -> None:
         """Postgres keeps dead row versions until VACUUM; see docs/postgres.md."""
+        await self._flush_before_erasing()
         async with self._writing() as conn:
-            before = (await self._fetch_records(conn, [id])).get(id) if self._journal else None
+            before = (await self._fetch_records(conn, [id])).get(id)
             await conn.execute(f"DELETE FROM {self._table} WHERE id = %s", (id,))
+            if before is not None:
+                await self._erase_traces(conn, [id], provenance_of(before))
             await self._journal_delete(conn, id, before)
 
     async def _forget(
         self, handle: AsyncConnection[Any], scope: Mapping[str, str]
-    ) -> list[tuple[str, str]]:
+    ) -> list[Forgotten]:
         """Every pass of ``scope @>`` (the GIN index) it takes (``postgres.forget``);
         dead rows wait for VACUUM."""
         return await forget_scope(handle, self._table, scope)

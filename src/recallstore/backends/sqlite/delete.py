@@ -21,10 +21,12 @@ an older SQLite, before anything is written to it.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Mapping
 from typing import Final
 
+from recallstore.backends._forget_traces import provenance_values
 from recallstore.backends.sqlite.driver import INSTALL_COMMAND, SqliteDriver
 from recallstore.errors import StoreUnavailableError
 
@@ -80,15 +82,17 @@ def delete_now(db: sqlite3.Connection, id: str, merge: bool) -> bool:
 
 def forget_now(
     db: sqlite3.Connection, scope: Mapping[str, str], merge: bool
-) -> list[tuple[str, str]]:
+) -> list[tuple[str, str, frozenset[str]]]:
     """Delete every record whose scope contains ``scope`` (one pair at least); returns
-    their ``(id, kind)`` in the order they were stored. ``merge`` as in :func:`delete_now`, once."""
+    their ``(id, kind, provenance ids)`` in the order they were stored. ``merge`` as in
+    :func:`delete_now`, once."""
     pairs = list(scope.items())
     assert pairs, "forget_now needs a scope pair"
     narrowed = " INTERSECT ".join([_PAIR] * len(pairs))
     params = [part for pair in pairs for part in pair]
     cursor = db.execute(
-        f"SELECT seq, id, kind FROM memory_records WHERE seq IN ({narrowed}) ORDER BY seq",
+        f"SELECT seq, id, kind, provenance, supports FROM memory_records "
+        f"WHERE seq IN ({narrowed}) ORDER BY seq",
         params,
     )
     rows = cursor.fetchall()
@@ -100,4 +104,13 @@ def forget_now(
         db.execute(f"DELETE FROM memory_records WHERE seq IN ({narrowed})", params).close()
     if rows and merge:
         db.execute(_MERGE).close()
-    return [(str(row[1]), str(row[2])) for row in rows]
+    return [
+        (
+            str(row[1]),
+            str(row[2]),
+            provenance_values(
+                None if row[3] is None else json.loads(row[3]), json.loads(row[4] or "[]")
+            ),
+        )
+        for row in rows
+    ]

@@ -23,6 +23,8 @@ from recallstore.backends.sqlite.journal import (
     journal_bounds,
     prune_before,
     read_entries,
+    rewrite_rows,
+    rows_holding,
     wait_for_change,
 )
 from recallstore.backends.sqlite.sidecars import reading_uri
@@ -57,6 +59,16 @@ class SqliteJournalPrimitives:
     async def _read_journal(self, after: int, limit: int) -> list[JournalEntry]:
         async with self._reading() as conn:
             return await read_entries(conn, after, limit)
+
+    async def _journal_candidates(
+        self, handle: aiosqlite.Connection, provenance: Sequence[str], scope_values: Sequence[str]
+    ) -> list[tuple[int, dict[str, Any]]]:
+        return await self._commits.now(handle, rows_holding, provenance, scope_values)
+
+    async def _journal_rewrite(
+        self, handle: aiosqlite.Connection, rewrites: Sequence[tuple[int, dict[str, Any] | None]]
+    ) -> None:
+        self._commits.later(rewrite_rows, rewrites)
 
     async def _journal_bounds(self) -> tuple[int | None, int]:
         async with self._reading() as conn:

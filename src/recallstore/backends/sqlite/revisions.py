@@ -40,6 +40,14 @@ def _select(db: sqlite3.Connection, revision_id: str | None) -> list[tuple[Any, 
     return db.execute(sql, (revision_id,)).fetchall()
 
 
+def _replace(db: sqlite3.Connection, row: RevisionRow) -> None:
+    db.execute(
+        "UPDATE memory_revisions SET scope = ?, created_at = ?, body = ?, undo = ?, "
+        "reverted_at = ? WHERE id = ?",
+        (*row[1:], row[0]),
+    )
+
+
 def _reverted(db: sqlite3.Connection, revision_id: str, at: str) -> None:
     db.execute("UPDATE memory_revisions SET reverted_at = ? WHERE id = ?", (at, revision_id))
 
@@ -66,3 +74,8 @@ class SqliteRevisions(RevisesRecords[aiosqlite.Connection]):
         self, handle: aiosqlite.Connection, revision_id: str, at: datetime
     ) -> None:
         self._commits.later(_reverted, revision_id, format_timestamp(at))
+
+    async def _replace_revision(
+        self, handle: aiosqlite.Connection, revision: StoredRevision
+    ) -> None:
+        self._commits.later(_replace, revision_row(revision))

@@ -17,7 +17,7 @@ from urllib.parse import unquote
 import aiosqlite
 
 from recallstore.backends.sqlite.driver import SqliteDriver
-from recallstore.backends.sqlite.journal import JOURNAL_TABLE_STATEMENTS
+from recallstore.backends.sqlite.journal import JOURNAL_TABLE_STATEMENTS, JOURNAL_TRACE_INDEXES
 from recallstore.backends.sqlite.vectors import MIGRATION as VECTOR_STATEMENTS
 from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import format_timestamp
@@ -291,6 +291,10 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             )""",
         ),
     ),
+    # Forgotten means gone everywhere (issue 36): a delete erases the journal rows of
+    # the record's conversations and runs, and the rows carrying text, found by these
+    # partial indexes instead of a scan of the journal (10 MB at 20,000 searches).
+    (11, JOURNAL_TRACE_INDEXES),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]

@@ -25,7 +25,8 @@ from typing import Final, Self
 
 import aiosqlite
 
-from recallstore.backends._forget_extension import ForgetsScopes
+from recallstore.backends._forget_extension import ForgetsScopes, Forgotten
+from recallstore.backends._forget_traces import provenance_of
 from recallstore.backends._hybrid import HybridSearch
 from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends.base import (
@@ -234,16 +235,19 @@ class SqliteMemoryStore(
         as that read ends (retried without blocking; see docs/deletion.md).
         """
         merge = not self._driver.secure_delete
+        await self._flush_before_erasing()
         async with self._writing() as conn:
-            before = (await self._fetch_records(conn, [id])).get(id) if self._journal else None
+            before = (await self._fetch_records(conn, [id])).get(id)
             deleted = await self._commits.now(conn, delete_now, id, merge)
+            if before is not None:
+                await self._erase_traces(conn, [id], provenance_of(before))
             await self._journal_delete(conn, id, before)
         if deleted:
             await self._after_forget()
 
     async def _forget(
         self, handle: aiosqlite.Connection, scope: Mapping[str, str]
-    ) -> list[tuple[str, str]]:
+    ) -> list[Forgotten]:
         merge = not self._driver.secure_delete
         return await self._commits.now(handle, forget_now, scope, merge)
 
