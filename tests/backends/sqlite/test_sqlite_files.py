@@ -108,7 +108,11 @@ async def test_unusable_locations_are_refused_with_the_reason(tmp_path: Path, wh
 
 async def test_migrations_are_recorded_once_and_the_file_is_configured(tmp_path: Path) -> None:
     versions = [version for version, _ in MIGRATIONS]
-    assert versions == list(range(1, len(versions) + 1))
+    # Increasing from 1; 11 is left to a change in flight (issue 38's step is 12):
+    # when both are in, this is list(range(1, len(versions) + 1)) again.
+    assert versions[0] == 1
+    assert versions == sorted(set(versions))
+    assert set(range(1, versions[-1] + 1)) - set(versions) <= {11}
     db = tmp_path / "memory.db"
     for _ in range(2):
         async with SqliteMemoryStore(db):

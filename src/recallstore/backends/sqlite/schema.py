@@ -18,6 +18,7 @@ import aiosqlite
 
 from recallstore.backends.sqlite.driver import SqliteDriver
 from recallstore.backends.sqlite.journal import JOURNAL_TABLE_STATEMENTS
+from recallstore.backends.sqlite.terms import MIGRATION as TERM_STATEMENTS
 from recallstore.backends.sqlite.vectors import MIGRATION as VECTOR_STATEMENTS
 from recallstore.errors import ConfigurationError, StoreIncompatibleError, StoreUnavailableError
 from recallstore.records import format_timestamp
@@ -291,6 +292,10 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
             )""",
         ),
     ),
+    # Ranking statistics a write does not invalidate (issue 38): how many records hold
+    # each stem, kept in every write's transaction (``sqlite.terms``); before, a search
+    # after any write recounted its stems over the whole index.
+    (12, TERM_STATEMENTS),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]
@@ -393,6 +398,22 @@ async def probe_version(target: str, uri: str, driver: SqliteDriver) -> int:
     return index_format
 
 
+async def _index_tokenizer(conn: aiosqlite.Connection) -> str | None:
+    """The tokenizer definition the file's index was created with (a value of
+    :data:`TOKENIZERS`), or None before it has one: a later step that tokenises text
+    must do it as the index does, whatever tokenizer the store opening it asks for."""
+    async with conn.execute(
+        "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'memory_fts'"
+    ) as cursor:
+        row = await cursor.fetchone()
+    if row is None:
+        return None
+    for definition in TOKENIZERS.values():
+        if f"'{definition}'" in str(row[0]):  # quoted: one ends with the other
+            return definition
+    return None
+
+
 async def migrate(conn: aiosqlite.Connection, target: str, tokenizer: str) -> int:
     """Bring the database up to SCHEMA_VERSION in one transaction; return the old version."""
     current = await read_user_version(conn)
@@ -403,11 +424,12 @@ async def migrate(conn: aiosqlite.Connection, target: str, tokenizer: str) -> in
         # Re-read under the write lock: another process may have migrated meanwhile.
         current = await read_user_version(conn)
         _check_ours(target, current, await _table_names(conn))
+        tokenize = await _index_tokenizer(conn) or TOKENIZERS[tokenizer]
         for version, statements in MIGRATIONS:
             if version <= current:
                 continue
             for statement in statements:
-                await _run(conn, statement.format(tokenize=TOKENIZERS[tokenizer]))
+                await _run(conn, statement.format(tokenize=tokenize))
             await _run(
                 conn,
                 "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
