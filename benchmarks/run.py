@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/run.py [--quick | --million]
 
 The store benchmark runs at 10,000 and 100,000 records; ``--quick`` at 10,000 only,
-``--million`` at 1,000,000 as well (about 10 more minutes). Scripts that need data
+``--million`` at 1,000,000 as well (about 10 more minutes; ``live_search.py`` adds its
+1M store, about 5 more). Scripts that need data
 which is absent skip themselves and exit 0. Exit status is non-zero if any script failed.
 Scripts in :data:`ON_REQUEST` time a file built beforehand, from one checkout and then
 another, and are not run here.
@@ -25,12 +26,14 @@ QUICK_ARGUMENTS = {
     "write_cost.py": ["--records", "10000"],
     "semantic_bench.py": ["--records", "10000", "--queries", "50", "--writes", "200"],
     "postgres_processes.py": ["--records", "5000", "--users", "50", "--seconds", "10"],
+    "live_search.py": ["--records", "20000", "--rounds", "50"],
 }
 ON_REQUEST = {"listing_cost.py", "search_side.py"}
 """Run by hand on a given file (their docstrings say how), to compare two checkouts."""
 MILLION_ARGUMENTS = {
     "store_bench.py": ["--records", "10000", "100000", "1000000"],
     "delete_bench.py": ["--records", "100000", "1000000"],
+    "live_search.py": ["--engine", "1000000"],
 }
 
 

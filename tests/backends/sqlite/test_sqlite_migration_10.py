@@ -44,6 +44,11 @@ def _downgrade_to_9(db: Path) -> None:
         conn.executescript(
             """
             BEGIN;
+            DROP TRIGGER memory_records_terms_delete;
+            DROP TRIGGER memory_records_terms_update;
+            DROP TABLE memory_terms_scratch_vocab;
+            DROP TABLE memory_terms_scratch;
+            DROP TABLE memory_terms;
             ALTER TABLE memory_scope DROP COLUMN observed_us;
             DELETE FROM schema_migrations WHERE version >= 10;
             PRAGMA user_version = 9;

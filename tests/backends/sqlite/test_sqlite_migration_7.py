@@ -44,6 +44,11 @@ def _downgrade_to_6(db: Path) -> None:
         conn.executescript(
             """
             BEGIN;
+            DROP TRIGGER memory_records_terms_delete;
+            DROP TRIGGER memory_records_terms_update;
+            DROP TABLE memory_terms_scratch_vocab;
+            DROP TABLE memory_terms_scratch;
+            DROP TABLE memory_terms;
             CREATE TABLE old_scope (
                 record_seq INTEGER NOT NULL REFERENCES memory_records (seq) ON DELETE CASCADE,
                 key TEXT NOT NULL,

@@ -32,6 +32,11 @@ def _downgrade_to_7(db: Path) -> None:
         conn.executescript(
             """
             BEGIN;
+            DROP TRIGGER memory_records_terms_delete;
+            DROP TRIGGER memory_records_terms_update;
+            DROP TABLE memory_terms_scratch_vocab;
+            DROP TABLE memory_terms_scratch;
+            DROP TABLE memory_terms;
             ALTER TABLE memory_scope DROP COLUMN observed_us;
             ALTER TABLE memory_records DROP COLUMN observed_at;
             DROP TABLE memory_revisions;

@@ -27,6 +27,11 @@ async def test_a_version_8_file_gains_revisions_and_keeps_its_records(tmp_path: 
         conn.executescript(
             """
             BEGIN;
+            DROP TRIGGER memory_records_terms_delete;
+            DROP TRIGGER memory_records_terms_update;
+            DROP TABLE memory_terms_scratch_vocab;
+            DROP TABLE memory_terms_scratch;
+            DROP TABLE memory_terms;
             ALTER TABLE memory_scope DROP COLUMN observed_us;
             DROP TABLE memory_revisions;
             DELETE FROM schema_migrations WHERE version >= 9;

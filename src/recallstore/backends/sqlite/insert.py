@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from recallstore.backends.sqlite.rows import Statements, execute_many, json_text
+from recallstore.backends.sqlite.terms import count_new
 from recallstore.records import MemoryRecord, format_timestamp
 from recallstore.store import NewRecords
 
@@ -177,6 +178,8 @@ class PendingInsert:
         statements.append((_INSERT_FTS, fts))
         if tags:
             statements.append((_INSERT_TAG, tags))
+        if self.count:
+            statements.extend(count_new(first_seq))  # memory_terms (schema version 12)
         return statements
 
 

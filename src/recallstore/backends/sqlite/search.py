@@ -11,8 +11,9 @@ Each scope pair is a token of the index's
 ``scope_terms`` column (see schema version 2), so a scoped search asks FTS5 for
 ``scope_terms:(pair AND pair) AND content:(word OR word)`` and FTS5 intersects the
 doclists: the work follows the scope's records, not the store's. Document
-frequencies come from an ``fts5vocab`` table and the record count and mean length
-from the index's own totals, cached until the file changes.
+frequencies come from ``memory_terms`` (kept in every write's transaction,
+``sqlite.terms``) and the record count and mean length from the index's own totals,
+cached until the index changes.
 """
 
 from __future__ import annotations
@@ -266,15 +267,19 @@ def listing_rows_now(
 
 
 class FtsStatistics:
-    """Store-wide BM25 statistics read from the FTS5 index, cached per index version.
+    """Store-wide BM25 statistics, cached per index version: the record count and
+    mean length from the FTS5 index's averages record, each stem's record count from
+    ``memory_terms`` (schema version 12, ``sqlite.terms``).
 
     The cache lives as long as the index's averages record (row count, token totals)
     and structure record (whose cookie FTS5 bumps whenever it writes a segment, i.e.
     on every insert, delete or merge, from any connection) stay the same, so a ranking
     never uses figures older than the records it ranks. Writes that leave the index
-    alone (the event journal, invalidations) keep the cache: with ``PRAGMA
-    data_version`` as the key, the journal's flush every quarter second dropped it,
-    and at 1M records a search then walked every query word's doclist again.
+    alone (the event journal, invalidations) keep the cache. A write that changes the
+    index drops it, and the next search reads its stems again, one look-up each in
+    its own snapshot: before version 12 they came from an ``fts5vocab`` table, which
+    walked each stem's whole doclist, so a user's search after anyone's write paid
+    for every record of the store holding its words (issue 38).
     """
 
     def __init__(self) -> None:
@@ -318,8 +323,7 @@ class FtsStatistics:
         self._frequency.update(dict.fromkeys(missing, 0))
         marks = ", ".join("?" * len(missing))
         rows = db.execute(
-            f"SELECT term, doc FROM memory_fts_vocab WHERE term IN ({marks}) AND col = 'content'",
-            missing,
+            f"SELECT term, docs FROM memory_terms WHERE term IN ({marks})", missing
         ).fetchall()
         for term, documents in rows:
             self._frequency[str(term)] = int(documents)
