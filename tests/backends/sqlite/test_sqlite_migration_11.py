@@ -31,6 +31,11 @@ def _downgrade_to_10(db: Path) -> None:
         conn.executescript(
             """
             BEGIN;
+            DROP TRIGGER memory_records_terms_delete;
+            DROP TRIGGER memory_records_terms_update;
+            DROP TABLE memory_terms_scratch_vocab;
+            DROP TABLE memory_terms_scratch;
+            DROP TABLE memory_terms;
             DROP INDEX memory_journal_conversation;
             DROP INDEX memory_journal_run;
             DROP INDEX memory_journal_text;
@@ -69,7 +74,7 @@ async def test_a_version_10_file_gains_the_trace_indexes_and_a_delete_uses_them(
         ]
     conn = sqlite3.connect(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 11
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         plan = " ".join(
             str(row[3])
             for row in conn.execute(
