@@ -54,7 +54,9 @@ class MemoryToolbox:
     :class:`~recallstore.errors.ConfigurationError`; store failures
     (``StoreUnavailableError``) raise to the host. ``time_zone`` (an IANA name or a
     ``tzinfo``) is the user's: ``since="yesterday"`` means the user's yesterday, read
-    against ``clock`` (the host's UTC clock by default).
+    against ``clock`` (the host's UTC clock by default). ``handles`` are the recall
+    block's short names for this conversation (``m1`` → record id,
+    :attr:`~recallstore.recall.Recall.handles`): a tool taking an id accepts either.
     """
 
     def __init__(
@@ -68,6 +70,7 @@ class MemoryToolbox:
         author: str | None = None,
         time_zone: str | tzinfo | None = None,
         clock: Callable[[], datetime] = utc_now,
+        handles: Mapping[str, str] | None = None,
     ) -> None:
         self._memory = ScopedMemory(
             store,
@@ -77,6 +80,7 @@ class MemoryToolbox:
             author=author,
             time_zone=time_zone,
             clock=clock,
+            handles=handles,
         )
         self.provenance = self._memory.provenance
         self.specs: tuple[MemoryToolSpec, ...] = check_toolset(tools)
