@@ -166,7 +166,7 @@ def locomo(path: Path) -> list[tuple[list[Case], list[MemoryWriteInput]]]:
                 )
                 for turn in turns
             ]
-        known = {memory.payload["session"] for memory in inputs}  # type: ignore[index]
+        known = {_session(memory.payload) for memory in inputs}
         cases = []
         for qa in sample["qa"]:
             ids = {f"D{a}:{b}" for raw in qa.get("evidence", []) for a, b in _EVIDENCE.findall(raw)}
