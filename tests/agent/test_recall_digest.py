@@ -8,7 +8,7 @@ import re
 from recallstore import MemoryCapability, MemoryStore, MemoryWriteInput
 from recallstore._search.floor import RELATIVE_FLOOR, above_floor
 from recallstore.prompt import excerpt_of
-from recallstore.sameness import statement_key
+from recallstore.sameness import normal_form, statement_key
 
 SCOPE = {"user": "ana"}
 
@@ -98,13 +98,22 @@ def test_excerpt_keeps_matching_sentences_in_order_and_marks_cuts() -> None:
 
 
 async def test_near_identical_statements_are_shown_once(store: MemoryStore) -> None:
-    await _write(store, "Ana lives in Lisbon!", "ana lives in   lisbon", "Ana lives in Lisbon, 2")
+    # Inner punctuation differs, so these are not equal (normal_form), only near-identical.
+    await _write(
+        store,
+        "Ana lives in Lisbon (Portugal)!",
+        "ana lives in lisbon, portugal",
+        "Ana lives in Lisbon, 2",
+    )
     memory = await MemoryCapability(store, scope_fields=["user"]).instantiate(
         SCOPE, conversation_id="c1", first_user_text="Where does Ana live, Lisbon?"
     )
     contents = [record.content for record in memory.recall.entries]
     assert len(contents) == 2
     assert "Ana lives in Lisbon, 2" in contents
+    assert normal_form("Ana lives in Lisbon (Portugal)!") != normal_form(
+        "ana lives in lisbon, portugal"
+    )
     assert statement_key("3.5 km") != statement_key("35 km")
     assert statement_key("🍵") != statement_key("☕")
 
