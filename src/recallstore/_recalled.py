@@ -14,7 +14,12 @@ from pydantic import BaseModel, ConfigDict
 
 from recallstore.records import MemoryRecord
 
-__all__ = ["Recall"]
+__all__ = ["Recall", "entry_handle"]
+
+
+def entry_handle(position: int) -> str:
+    """The handle of a recall's entry at ``position`` (0-based): ``m1``, ``m2``, …"""
+    return f"m{position + 1}"
 
 
 class Recall(BaseModel):
@@ -47,6 +52,12 @@ class Recall(BaseModel):
     def hits(self) -> tuple[MemoryRecord, ...]:
         """The search-hit entries, after the profile."""
         return self.entries[self.profile_count :]
+
+    @property
+    def handles(self) -> dict[str, str]:
+        """Each entry's handle in the rendered block (``m1``, ``m2``, … in order) mapped to
+        its record id: what the conversation's toolbox accepts in place of the id."""
+        return {entry_handle(position): record.id for position, record in enumerate(self.entries)}
 
     @property
     def is_empty(self) -> bool:

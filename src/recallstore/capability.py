@@ -8,6 +8,7 @@ same turn-1 prompt text without the plumbing, e.g. to snapshot-test it.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
@@ -27,6 +28,9 @@ from recallstore.toolset import MEMORY_TOOLS, MemoryToolSpec, check_toolset
 from recallstore.values import canonical_scope
 
 __all__ = ["MemoryCapability", "MemoryInstance", "memory_prompt"]
+
+_REMEMBERED_CONVERSATIONS = 1_024
+"""How many conversations' recall handles a capability keeps for :meth:`toolbox`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,12 @@ class MemoryCapability:
     them is refused with :class:`~recallstore.errors.ConfigurationError` — never an
     unscoped toolbox. ``tools`` are the tool specs every conversation's toolbox offers
     (default :data:`~recallstore.toolset.MEMORY_TOOLS`), checked here, once.
+
+    The recall block names its entries by handle (``m1``, ``m2``, …); the conversation's
+    toolbox accepts a handle wherever a tool takes an id. ``instantiate`` returns that
+    toolbox, and :meth:`toolbox` with the same ``conversation_id`` rebuilds it while
+    the capability remembers the conversation (its last 1,024, in this process); after
+    that, or elsewhere, a handle is an unknown id and the full id still works.
     """
 
     def __init__(
@@ -97,6 +107,7 @@ class MemoryCapability:
         self.recall_limit = recall_limit
         self.profile_limit = profile_limit
         self.author = author
+        self._handles: OrderedDict[tuple[str, str], dict[str, str]] = OrderedDict()
 
     def scope_for(self, session_scope: Mapping[str, str]) -> dict[str, str]:
         """The memory scope of a session; raises ConfigurationError naming missing fields."""
@@ -157,10 +168,16 @@ class MemoryCapability:
         clock: Clock | None = None,
     ) -> MemoryToolbox:
         """A session's toolbox without the recall, e.g. for a tool call in a later turn;
-        ``time_zone`` and ``clock`` as for :meth:`instantiate`."""
-        return self._toolbox(
-            self.scope_for(session_scope), conversation_id, run_id, time_zone, clock
+        ``time_zone`` and ``clock`` as for :meth:`instantiate`; it resolves the handles of
+        the conversation's recall block when this capability instantiated
+        ``conversation_id`` for the same scope."""
+        scope = self.scope_for(session_scope)
+        handles = (
+            None
+            if conversation_id is None
+            else self._handles.get((repr(sorted(scope.items())), conversation_id))
         )
+        return self._toolbox(scope, conversation_id, run_id, time_zone, clock, handles)
 
     def _toolbox(
         self,
@@ -169,6 +186,7 @@ class MemoryCapability:
         run_id: str | None,
         time_zone: str | tzinfo | None = None,
         clock: Clock | None = None,
+        handles: Mapping[str, str] | None = None,
     ) -> MemoryToolbox:
         return MemoryToolbox(
             self.store,
@@ -179,6 +197,7 @@ class MemoryCapability:
             author=self.author,
             time_zone=time_zone,
             clock=clock,
+            handles=handles,
         )
 
     async def _turn_one(
@@ -205,6 +224,15 @@ class MemoryCapability:
             time_zone=toolbox.time_zone,
             now=toolbox.now(),
         )
+        handles = recall.handles
+        if conversation_id is not None:
+            key = (repr(sorted(scope.items())), conversation_id)
+            self._handles.pop(key, None)  # a new turn one: the old block's handles go
+            if handles:
+                self._handles[key] = handles
+            while len(self._handles) > _REMEMBERED_CONVERSATIONS:
+                self._handles.popitem(last=False)
+        toolbox = self._toolbox(scope, conversation_id, run_id, time_zone, clock, handles)
         return toolbox, recall, render_recall(recall)
 
 

@@ -7,10 +7,12 @@ Rules, in order:
 
 1. profile-kind records for the scope, newest first (at most ``profile_limit``);
 2. then ``search(user_text)`` hits for the scope (at most ``limit``), best first,
-   skipping records already included;
+   above the relevance floor (``recallstore._search.floor``: at least a fraction of
+   the best hit's score), skipping records already included;
 3. the budget bounds the rendered block (``render_recall``: delimiters, introduction,
-   headings, each entry's line and the truncation note), in characters; entries are
-   taken whole, in that order; an entry that does not fit is omitted and the walk
+   headings, each entry's line and the truncation note), in characters; each entry
+   is its record's text, a long one excerpted to its sentences that match
+   (``recallstore.prompt``), taken in that order; an entry that does not fit is omitted and the walk
    continues, so a later, shorter entry may still fit;
 4. omitted entries are counted and the recall is marked ``truncated`` — never silent.
 
@@ -25,13 +27,14 @@ from datetime import datetime, tzinfo
 from typing import Protocol, runtime_checkable
 
 from recallstore._recalled import Recall
+from recallstore._search.floor import above_floor
 from recallstore._time_query import time_boosted_search
 from recallstore._when import TimeWindow
 from recallstore.context import call_context
 from recallstore.errors import ConfigurationError
 from recallstore.prompt import recall_entry_size, recall_frame_size
 from recallstore.records import MAX_CONTENT_CHARS, MemoryHit, MemoryRecord, MemorySearchQuery
-from recallstore.sameness import normal_form
+from recallstore.sameness import statement_key
 from recallstore.store import MemoryStore, store_clock
 
 __all__ = [
@@ -43,9 +46,9 @@ __all__ = [
     "assemble_recall",
 ]
 
-DEFAULT_BUDGET_CHARS = 2_000
+DEFAULT_BUDGET_CHARS = 4_000
 """Default recall budget, in characters of the rendered recall block."""
-DEFAULT_RECALL_LIMIT = 10
+DEFAULT_RECALL_LIMIT = 20
 """Default number of search hits fetched for the user's text."""
 DEFAULT_PROFILE_LIMIT = 20
 """Default number of profile records fetched (the always-recalled tier is small)."""
@@ -102,20 +105,23 @@ async def assemble_recall(
     with call_context(conversation_id=conversation_id, run_id=run_id):
         profile = [hit.record for hit in await store.search(profile_query)]
         hits = [] if hits_query.is_listing else await _hits(store, hits_query, now, time_zone)
-        # One line per statement: a store that already holds equal records (saved
-        # before write-time deduplication) shows the first of them only.
+        # One line per statement: a store that already holds equal or near-identical
+        # records (the same words; saved before write-time deduplication, or captured
+        # twice) shows the first of them only.
         seen = {record.id for record in profile}
         said: set[str] = set()
         candidates: list[tuple[MemoryRecord, bool]] = []
         for record, is_profile in [(r, True) for r in profile] + [(h.record, False) for h in hits]:
-            text = normal_form(record.content)
+            text = statement_key(record.content)
             if text in said or (not is_profile and record.id in seen):
                 continue
             seen.add(record.id)
             said.add(text)
             candidates.append((record, is_profile))
 
-        entries, profile_count, omitted, used, used_bytes = _fit(candidates, budget_chars)
+        entries, profile_count, omitted, used, used_bytes = _fit(
+            candidates, budget_chars, user_text
+        )
         recall = Recall(
             scope=profile_query.scope,
             user_text=user_text,
@@ -134,7 +140,7 @@ async def assemble_recall(
 
 
 def _fit(
-    candidates: list[tuple[MemoryRecord, bool]], budget_chars: int
+    candidates: list[tuple[MemoryRecord, bool]], budget_chars: int, user_text: str
 ) -> tuple[list[MemoryRecord], int, int, int, int]:
     """The entries that fit the budget, whole and in order, with the block's size.
 
@@ -152,7 +158,7 @@ def _fit(
         return frame + extra + sum(chars for _, _, chars, _ in entries)
 
     for index, (record, is_profile) in enumerate(candidates):
-        chars, size_bytes = recall_entry_size(record)
+        chars, size_bytes = recall_entry_size(record, position=len(entries), user_text=user_text)
         later = len(candidates) - index - 1
         if size(chars, is_profile, omitted + later) > budget_chars:
             omitted += 1
@@ -188,4 +194,5 @@ async def _hits(
     hits, _ = await time_boosted_search(
         search, query.query or "", query.limit, now or store_clock(store)(), zone
     )
-    return hits
+    # Hits far below the best are noise for the block (recallstore._search.floor).
+    return above_floor(hits, lambda hit: hit.score)

@@ -9,8 +9,15 @@ kept: a question is not the statement it asks about. Nothing else is touched —
 inner punctuation, digits and word order all count — so equality never merges two
 different facts.
 
-The toolbox's write-time check (``ScopedMemory.save``), the recall block and the
-deterministic consolidation proposers all use this one rule (docs/agent-surface.md).
+The toolbox's write-time check (``ScopedMemory.save``) and the deterministic
+consolidation proposers use this one rule (docs/agent-surface.md).
+
+Two contents are *near-identical* (:func:`statement_key`) when they are the same words
+in the same order: equal after case folding and compatibility folding, with every run
+of punctuation, symbols and whitespace between them ignored ("I live in Lisbon!" and
+"i live in lisbon"). Digits and words all count ("3.5" is not "35", "don't" is not
+"do not"), so this too never merges two different facts. The recall block shows a
+near-identical statement once.
 """
 
 from __future__ import annotations
@@ -20,9 +27,10 @@ import re
 import unicodedata
 from typing import Final
 
-__all__ = ["CONTENT_KEY_PREFIX", "content_key", "normal_form", "same_content"]
+__all__ = ["CONTENT_KEY_PREFIX", "content_key", "normal_form", "same_content", "statement_key"]
 
 _SPACES: Final = re.compile(r"\s+")
+_WORDS: Final = re.compile(r"[^\W_]+")
 _TRAILING: Final = ".!;,…。！；，"
 CONTENT_KEY_PREFIX: Final = "content:"
 """The prefix of the idempotency keys :func:`content_key` makes."""
@@ -33,6 +41,14 @@ def normal_form(text: str) -> str:
     folded = unicodedata.normalize("NFKC", text).casefold()
     collapsed = _SPACES.sub(" ", folded).strip()
     return collapsed.rstrip(_TRAILING + " ")
+
+
+def statement_key(text: str) -> str:
+    """The words of ``text`` in order, as near-identical statements share them (see the
+    module docstring): two contents with the same key say the same thing. A content
+    without a word (only emoji, say) is keyed by its :func:`normal_form`."""
+    words = _WORDS.findall(unicodedata.normalize("NFKC", text).casefold())
+    return " ".join(words) if words else "\0" + normal_form(text)
 
 
 def same_content(first: str, second: str) -> bool:

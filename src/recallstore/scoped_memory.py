@@ -15,6 +15,7 @@ from datetime import datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from recallstore._dedupe import equal_valid_record, keyed_by_content
+from recallstore._search.floor import above_floor
 from recallstore.context import DUPLICATE_CHECK, CallContext, call_context
 from recallstore.errors import (
     ConfigurationError,
@@ -54,7 +55,11 @@ class ScopedMemory:
 
     ``scope`` must be non-empty (:class:`~recallstore.errors.ConfigurationError`
     otherwise): unscoped memory would let a model read every user's memories. There is
-    no way to reach the store or another scope through it.
+    no way to reach the store or another scope through it. ``handles`` maps the short
+    names of this conversation's recall block (``m1``, see
+    :attr:`~recallstore.recall.Recall.handles`) to record ids: every method taking an
+    id accepts one; any other id is used as it is, and is still checked against the
+    scope.
     """
 
     def __init__(
@@ -67,6 +72,7 @@ class ScopedMemory:
         author: str | None = None,
         time_zone: str | tzinfo | None = None,
         clock: Clock | None = None,
+        handles: Mapping[str, str] | None = None,
     ) -> None:
         if not scope:
             raise ConfigurationError(
@@ -79,6 +85,7 @@ class ScopedMemory:
         self._store = store
         self._zone = _zone(time_zone)
         self._clock = clock or store_clock(store)
+        self._handles = dict(handles or {})
 
     @property
     def time_zone(self) -> tzinfo | None:
@@ -107,14 +114,20 @@ class ScopedMemory:
             purpose=purpose,
         )
 
+    def resolve(self, record_id: str) -> str:
+        """The record id a recall handle (``m1``) of this conversation names, else
+        ``record_id`` itself."""
+        return self._handles.get(record_id, record_id)
+
     async def get(self, record_id: str, *, field: str = "id") -> MemoryRecord:
-        """The record ``record_id`` (valid or not) if it is in the scope.
+        """The record ``record_id`` (or recall handle) names (valid or not) if it is in
+        the scope.
 
         Otherwise a ``not_found`` :class:`~recallstore.tools.ToolFailure` naming the
         argument ``field``, the same whether the record is missing or someone else's.
         """
         with self._context():
-            record = await self._store.get(record_id)
+            record = await self._store.get(self.resolve(record_id))
         if record is None or not scope_matches(record.scope, self._scope):
             raise _not_found(record_id, field)
         return record
@@ -149,6 +162,7 @@ class ScopedMemory:
         """:meth:`save`, returning ``(record, already)``: ``already`` is True when an equal
         valid memory of this exact scope was returned instead of a new one."""
         if supersedes is not None:
+            supersedes = self.resolve(supersedes)
             old = await self.get(supersedes, field="supersedes")
             if old.is_invalidated:
                 raise ToolFailure(
@@ -203,8 +217,9 @@ class ScopedMemory:
         observed_after: datetime | None = None,
         observed_before: datetime | None = None,
     ) -> list[MemoryHit]:
-        """The scope's memories matching ``query`` (best first), or the newest without one;
-        ``observed_after`` / ``observed_before`` bound when they were said (S19)."""
+        """The scope's memories matching ``query`` (best first) above the relevance floor
+        (``recallstore._search.floor``), or the newest without one; ``observed_after`` /
+        ``observed_before`` bound when they were said (S19)."""
         try:
             search = MemorySearchQuery(
                 query=query,
@@ -220,7 +235,9 @@ class ScopedMemory:
         except MemoryValidationError as exc:
             raise ToolFailure("invalid_arguments", str(exc), [exc.field]) from None
         with self._context():
-            return await self._store.search(search)
+            hits = await self._store.search(search)
+        # The tools show what is worth reading: no tail of one-common-word matches.
+        return hits if search.is_listing else above_floor(hits, lambda hit: hit.score)
 
     async def invalidate(self, record_id: str, reason: str | None = None) -> None:
         """Invalidate the scope's memory ``record_id`` (already invalid is fine).
@@ -232,6 +249,7 @@ class ScopedMemory:
             check_invalid_reason(reason)
         except MemoryValidationError as exc:
             raise ToolFailure("invalid_arguments", str(exc), ["reason"]) from None
+        record_id = self.resolve(record_id)
         await self.get(record_id)
         try:
             with self._context():

@@ -56,7 +56,9 @@ class MemoryToolbox:
     ``tzinfo``) is the user's: ``since="yesterday"`` means the user's yesterday, read
     against ``clock``: the conversation's "now" (default: the store's own clock,
     :func:`~recallstore.store.store_clock`, which is the wall clock unless the store was
-    given one).
+    given one). ``handles`` are the recall block's short names for this conversation
+    (``m1`` → record id, :attr:`~recallstore.recall.Recall.handles`): a tool taking an id
+    accepts either.
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class MemoryToolbox:
         author: str | None = None,
         time_zone: str | tzinfo | None = None,
         clock: Clock | None = None,
+        handles: Mapping[str, str] | None = None,
     ) -> None:
         self._memory = ScopedMemory(
             store,
@@ -79,6 +82,7 @@ class MemoryToolbox:
             author=author,
             time_zone=time_zone,
             clock=clock,
+            handles=handles,
         )
         self.provenance = self._memory.provenance
         self.specs: tuple[MemoryToolSpec, ...] = check_toolset(tools)

@@ -86,7 +86,7 @@ async def test_nothing_recalled_means_no_block(store: MemoryStore) -> None:
 async def test_budget_settings_reach_the_recall(store: MemoryStore) -> None:
     await store.write(
         [
-            MemoryWriteInput(scope={"user": "u"}, kind="profile", content=f"{i}" * 50)
+            MemoryWriteInput(scope={"user": "u"}, kind="profile", content=f"{i}" * 150)
             for i in range(3)
         ]
     )

@@ -109,8 +109,8 @@ async def test_recall_block_is_the_same_through_sqlite_and_memory(
         blocks.append(memory.recall_block)
     assert blocks[0] is not None
     assert blocks[1] == blocks[0]
-    assert "[2026-01-15 profile id=" in blocks[0]
-    assert "[2026-02-27 fact id=" in blocks[0]  # written 43 days after the frozen start
+    assert "- [m1 2026-01-15] The user's name is Ana." in blocks[0]
+    assert "- [m3 2026-02-27] Ana lives in Lisbon" in blocks[0]  # written 43 days later
     assert blocks[0] == prompt_snapshot
 
 

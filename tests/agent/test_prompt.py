@@ -21,10 +21,10 @@ from recallstore.prompt import (
 )
 from recallstore.recall import Recall
 from recallstore.records import MemoryKind, MemoryRecord
-from recallstore.sameness import normal_form
+from recallstore.sameness import statement_key
 
 SCOPE = {"tenant": "acme", "user": "u1"}
-ENTRY_LINE = re.compile(r"^- \[\d{4}-\d{2}-\d{2} (fact|preference|episode|profile) id=[^\]\s]+\] ")
+ENTRY_LINE = re.compile(r"^- \[m\d+ \d{4}-\d{2}-\d{2}\] ")
 
 
 def record(number: int, content: str, kind: MemoryKind = "fact") -> MemoryRecord:
@@ -104,9 +104,16 @@ def test_mixed_block_puts_profile_first(prompt_snapshot: SnapshotAssertion) -> N
     lines = block.splitlines()
     assert lines[0] == RECALL_OPEN
     assert lines[-1] == RECALL_CLOSE
-    entry_ids = [re.search(r"id=(\S+)\]", line)[1] for line in lines if ENTRY_LINE.match(line)]  # type: ignore[index]
-    assert entry_ids == ["rec01", "rec02", "rec03", "rec04", "rec05"]
-    assert "- [2026-03-04 fact id=rec04] Ana's home city is Lisbon" in block
+    recall = recall_of(PROFILE, HITS)
+    handles = [re.search(r"\[(m\d+) ", line)[1] for line in lines if ENTRY_LINE.match(line)]  # type: ignore[index]
+    assert [recall.handles[handle] for handle in handles] == [
+        "rec01",
+        "rec02",
+        "rec03",
+        "rec04",
+        "rec05",
+    ]
+    assert "- [m4 2026-03-04] Ana's home city is Lisbon" in block
     assert "omitted" not in block
     assert block == prompt_snapshot
 
@@ -141,16 +148,16 @@ def assert_block_is_intact(block: str, recall: Recall) -> None:
     assert block.count(RECALL_OPEN) == 1
     assert block.count(RECALL_CLOSE) == 1
     entry_lines = [line for line in lines if line.startswith("- ")]
-    # One line per statement: equal entries (recallstore.sameness) show once, the first.
-    shown: dict[str, MemoryRecord] = {}
-    for record in recall.entries:
-        shown.setdefault(normal_form(record.content), record)
+    # One line per statement: near-identical entries (recallstore.sameness) show once,
+    # the first, under the handle of its place in the recall.
+    shown: dict[str, tuple[int, MemoryRecord]] = {}
+    for position, record in enumerate(recall.entries):
+        shown.setdefault(statement_key(record.content), (position, record))
     assert len(entry_lines) == len(shown)
-    for line, entry in zip(entry_lines, shown.values(), strict=True):
+    for line, (position, entry) in zip(entry_lines, shown.values(), strict=True):
         assert ENTRY_LINE.match(line)
-        assert line.startswith(
-            f"- [{entry.created_at:%Y-%m-%d} {entry.kind} id={escape_memory_text(entry.id)}] "
-        )
+        assert line.startswith(f"- [m{position + 1} {entry.created_at:%Y-%m-%d}] ")
+        assert recall.handles[f"m{position + 1}"] == entry.id
         assert "<" not in line
         assert ">" not in line
         assert not {"<", ">"} & set(unicodedata.normalize("NFKC", line))  # no look-alikes
@@ -252,7 +259,7 @@ def test_awareness_from_recall_is_the_seeds_alias_of_render_recall() -> None:
         assert block == Awareness.from_recall(RenderContext(recall=recall))
 
 
-def test_an_entry_said_before_it_was_saved_shows_both_days(
+def test_an_entry_shows_the_day_it_was_said(
     prompt_snapshot: SnapshotAssertion,
 ) -> None:
     imported = record(6, "Booked the Lisbon flat for May.", "episode").model_copy(
@@ -263,6 +270,7 @@ def test_an_entry_said_before_it_was_saved_shows_both_days(
     )
     block = render(recall_of([], [imported, same_day]))
     assert block is not None
-    assert "- [2026-03-06 episode id=rec06 said 2025-11-20] Booked the Lisbon flat" in block
-    assert "- [2026-03-07 preference id=rec07] Likes window seats." in block
+    # The day said (observed_at), not the day the import saved it.
+    assert "- [m1 2025-11-20] Booked the Lisbon flat" in block
+    assert "- [m2 2026-03-07] Likes window seats." in block
     assert block == prompt_snapshot

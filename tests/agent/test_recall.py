@@ -179,7 +179,7 @@ _RENDER_SCRIPT = textwrap.dedent(
     async def main() -> None:
         async with SqliteMemoryStore(sys.argv[1]) as store:
             recall = await assemble_recall(
-                store, {"tenant": "acme", "user": "ana"}, "tea in Lisbon", budget_chars=560
+                store, {"tenant": "acme", "user": "ana"}, "tea in Lisbon", budget_chars=480
             )
         sys.stdout.write(render_recall(recall) or "")
 
@@ -210,4 +210,4 @@ def test_same_store_state_renders_byte_identical_text_across_processes(tmp_path:
     text = outputs[0].decode()
     assert text.startswith("<recalled_memories>\n")
     assert "The user's name is Ana." in text
-    assert "omitted to fit the recall budget" in text  # the budget of 560 truncates
+    assert "omitted to fit the recall budget" in text  # the budget of 480 truncates

@@ -178,7 +178,7 @@ def test_the_feed_after_the_demo_reads_as_its_story(
                 block = page.locator("#recall-block").text_content()
                 assert block is not None
                 expect(page.locator("#recall-size")).to_have_text(
-                    f"block {len(block)} / 2000 chars"
+                    f"block {len(block)} / 4000 chars"
                 )
                 assert page.evaluate("document.documentElement.scrollWidth") <= 1280
                 shots.append(tmp_path / "demo-story-recall.png")

@@ -134,7 +134,7 @@ async def test_the_recall_counter_is_the_blocks_length(client: httpx.AsyncClient
         await client.get("/recall", params={"scope": "tenant=acme, user=u_42", "text": "tea"})
     ).text
     block = re.search(r'<pre class="recall-block" id="recall-block">(.*?)</pre>', page, re.S)
-    size = re.search(r'<span id="recall-size"[^>]*>block (\d+) / 2000 chars</span>', page)
+    size = re.search(r'<span id="recall-size"[^>]*>block (\d+) / 4000 chars</span>', page)
     assert block is not None
     assert size is not None
     assert int(size.group(1)) == len(html.unescape(block.group(1))) > 250

@@ -61,8 +61,8 @@ def test_the_test_sample_runs_in_a_project(tmp_path: Path, run_pytest: RunPytest
     assert "`snapshots/test_agent_prompt/test_returning_user.md`" in DOC.read_text()
     text = snapshot.read_text(encoding="utf-8")
     assert text.startswith("You are a travel assistant.\n\n## Memory\n")
-    assert "- [2026-01-15 profile id=" in text
-    assert "- [2026-01-24 fact id=" in text
+    assert "- [m1 2026-01-15] " in text
+    assert re.search(r"^- \[m\d 2026-01-24\] ", text, re.MULTILINE)
     assert "] Ana lives in Lisbon.\n</recalled_memories>" in text
 
 

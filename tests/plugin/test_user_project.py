@@ -190,9 +190,8 @@ def test_user_project_pins_its_prompts_with_the_plugin(
     # through SQLite as through the in-memory store.
     folder = "snapshots/test_prompts/"
     block = written[f"{folder}test_recall_block.md"].decode()
-    assert "- [2026-01-15 profile id=" in block
-    assert "] Ana prefers window seats.\n" in block
-    assert "- [2026-01-16 fact id=" in block  # 20 hours after 09:30 UTC
+    assert "- [m1 2026-01-15] Ana prefers window seats.\n" in block
+    assert re.search(r"^- \[m\d 2026-01-16\] ", block, re.MULTILINE)  # 20 hours after 09:30 UTC
     assert (
         written[f"{folder}test_system_prompt[memory_store].md"]
         == (written[f"{folder}test_system_prompt[sqlite_memory_store].md"])
@@ -212,7 +211,7 @@ def test_user_project_pins_its_prompts_with_the_plugin(
     assert "FAILED tests/test_prompts.py::test_recall_block" in report
     assert "1 snapshot failed. 4 snapshots passed." in report
     # syrupy's diff: "-" the saved line, "+" the line this run produced.
-    entry = r"- \[2026-01-15 profile id=\w{26}\] Ana prefers"
+    entry = r"- \[m1 2026-01-15\] Ana prefers"
     assert len(re.findall(rf"^E\s+- {entry} window seats\.$", report, re.MULTILINE)) == 1, report
     assert len(re.findall(rf"^E\s+\+ {entry} aisle seats\.$", report, re.MULTILINE)) == 1, report
     assert snapshot_files(project) == written

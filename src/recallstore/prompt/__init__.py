@@ -3,12 +3,14 @@
 Templates live in ``recallstore/prompt/templates`` and ship as package data.
 """
 
+from recallstore.prompt._excerpt import excerpt as excerpt_of
 from recallstore.prompt._render import (
     RECALL_CLOSE,
     RECALL_OPEN,
     Awareness,
     Manual,
     RenderContext,
+    entry_handle,
     escape_memory_text,
     recall_entry_size,
     recall_frame_size,
@@ -21,7 +23,9 @@ __all__ = [
     "Awareness",
     "Manual",
     "RenderContext",
+    "entry_handle",
     "escape_memory_text",
+    "excerpt_of",
     "recall_entry_size",
     "recall_frame_size",
     "render_recall",

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
+from recallstore._recalled import entry_handle
 from recallstore._unicode import DROPPED_CATEGORIES, JOINERS, escape_table
-from recallstore.sameness import normal_form
+from recallstore.prompt._excerpt import excerpt
+from recallstore.sameness import statement_key
 from recallstore.values import model_date
 
 if TYPE_CHECKING:  # the render layer imports nothing from the machinery at run time
@@ -32,6 +34,7 @@ __all__ = [
     "Awareness",
     "Manual",
     "RenderContext",
+    "entry_handle",
     "escape_memory_text",
     "recall_entry_size",
     "recall_frame_size",
@@ -87,33 +90,33 @@ def escape_memory_text(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _EntryLine:
-    date: str
-    kind: str
-    id: str
+    handle: str
+    """The entry's short name in this conversation (``m1``), which its tools accept as
+    the memory's id."""
+    day: str
+    """The day the thing was said (``observed_at``), else the day it was saved."""
     text: str
-    observed: str | None = None
-    """The day the thing was said, when it is not the day it was saved."""
 
 
-def _entry_lines(records: Iterable[MemoryRecord], said: set[str]) -> list[_EntryLine]:
+def _entry_line(record: MemoryRecord, position: int, query: str) -> _EntryLine:
+    return _EntryLine(
+        handle=entry_handle(position),
+        day=model_date(record.observed_at or record.created_at),
+        text=escape_memory_text(excerpt(record.content, query)),
+    )
+
+
+def _entry_lines(
+    records: Iterable[MemoryRecord], said: set[str], query: str, start: int
+) -> list[_EntryLine]:
     # ``said`` is shared by the block's sections: a statement is shown once, where first.
     lines = []
-    for record in records:
-        text = normal_form(record.content)
+    for position, record in enumerate(records, start=start):
+        text = statement_key(record.content)
         if text in said:
             continue
         said.add(text)
-        saved = model_date(record.created_at)
-        observed = model_date(record.observed_at)
-        lines.append(
-            _EntryLine(
-                date=saved,
-                kind=record.kind,
-                id=escape_memory_text(record.id),
-                text=escape_memory_text(record.content),
-                observed=None if observed == saved else observed,
-            )
-        )
+        lines.append(_entry_line(record, position, query))
     return lines
 
 
@@ -140,10 +143,14 @@ def _line_text(line: _EntryLine) -> str:
     return str(_recall_macros().entry_line(line)) + "\n"
 
 
-def recall_entry_size(record: MemoryRecord) -> tuple[int, int]:
-    """Characters and UTF-8 bytes ``record`` adds to a recall block: its line and the
-    line break after it (``assemble_recall`` counts these against the budget)."""
-    text = _line_text(_entry_lines([record], set())[0])
+def recall_entry_size(
+    record: MemoryRecord, *, position: int = 0, user_text: str = ""
+) -> tuple[int, int]:
+    """Characters and UTF-8 bytes ``record`` adds to a recall block as its entry at
+    ``position`` (which names its handle) for the first message ``user_text`` (which
+    chooses a long memory's excerpt): its line and the line break after it
+    (``assemble_recall`` counts these against the budget)."""
+    text = _line_text(_entry_line(record, position, user_text))
     return len(text), len(text.encode())
 
 
@@ -154,7 +161,7 @@ def recall_frame_size(has_profile: bool, has_hits: bool, omitted: int) -> tuple[
 
     A block is exactly this plus :func:`recall_entry_size` of each entry.
     """
-    stub = _EntryLine(date="", kind="", id="", text="")
+    stub = _EntryLine(handle="", day="", text="")
     text = (
         _recall_template()
         .render(profile=[stub] * has_profile, hits=[stub] * has_hits, omitted=omitted)
@@ -173,9 +180,10 @@ def render_recall(recall: Recall | None) -> str | None:
     if recall is None or (not recall.entries and not recall.omitted):
         return None
     said: set[str] = set()
+    count, query = recall.profile_count, recall.user_text
     return _recall_template().render(
-        profile=_entry_lines(recall.entries[: recall.profile_count], said),
-        hits=_entry_lines(recall.entries[recall.profile_count :], said),
+        profile=_entry_lines(recall.entries[:count], said, query, 0),
+        hits=_entry_lines(recall.entries[count:], said, query, count),
         omitted=recall.omitted,
     )
 

@@ -21,7 +21,9 @@ class InvalidateArguments(ToolArguments):
     """Arguments of memory_invalidate."""
 
     id: str = Field(
-        min_length=1, max_length=MAX_ID_CHARS, description="The id of the memory to invalidate."
+        min_length=1,
+        max_length=MAX_ID_CHARS,
+        description="The id (or recall handle, e.g. m2) of the memory to invalidate.",
     )
     reason: str | None = Field(
         default=None,

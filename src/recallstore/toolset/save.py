@@ -50,7 +50,8 @@ class SaveArguments(ToolArguments):
         min_length=1,
         max_length=MAX_ID_CHARS,
         description=(
-            "The id of a memory this one corrects or updates; that memory stops being recalled. "
+            "The id (or recall handle, e.g. m2) of a memory this one corrects or updates; that "
+            "memory stops being recalled. "
             "Use it instead of saving a contradicting memory. Default: null."
         ),
     )
@@ -80,7 +81,9 @@ async def _save(memory: ScopedMemory, args: SaveArguments) -> SaveResult:
         return SaveResult(
             memory=MemoryView.of(record), already_remembered=True, note=ALREADY_REMEMBERED
         )
-    return SaveResult(memory=MemoryView.of(record), superseded_id=args.supersedes)
+    # The id, not the recall block's handle the model may have passed.
+    superseded = None if args.supersedes is None else memory.resolve(args.supersedes)
+    return SaveResult(memory=MemoryView.of(record), superseded_id=superseded)
 
 
 MEMORY_SAVE: ToolSpec[ScopedMemory, SaveArguments, SaveResult] = ToolSpec(
