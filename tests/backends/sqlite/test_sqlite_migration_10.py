@@ -11,6 +11,8 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from tests.backends.sqlite._undo import UNDO_TERMS
+
 from recallstore import MemoryRecord, MemorySearchQuery, MemoryWriteInput
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.backends.sqlite.insert import recency_key
@@ -42,13 +44,9 @@ def _downgrade_to_9(db: Path) -> None:
     conn = sqlite3.connect(db, isolation_level=None)
     try:
         conn.executescript(
-            """
+            f"""
             BEGIN;
-            DROP TRIGGER memory_records_terms_delete;
-            DROP TRIGGER memory_records_terms_update;
-            DROP TABLE memory_terms_scratch_vocab;
-            DROP TABLE memory_terms_scratch;
-            DROP TABLE memory_terms;
+            {UNDO_TERMS}
             ALTER TABLE memory_scope DROP COLUMN observed_us;
             DELETE FROM schema_migrations WHERE version >= 10;
             PRAGMA user_version = 9;

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from tests.backends.sqlite._undo import UNDO_TERMS
+
 from recallstore import MemoryWriteInput
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.backends.sqlite.journal import _CARRIES_TEXT, _CONVERSATION
@@ -29,13 +31,9 @@ def _downgrade_to_10(db: Path) -> None:
     conn = sqlite3.connect(db, isolation_level=None)
     try:
         conn.executescript(
-            """
+            f"""
             BEGIN;
-            DROP TRIGGER memory_records_terms_delete;
-            DROP TRIGGER memory_records_terms_update;
-            DROP TABLE memory_terms_scratch_vocab;
-            DROP TABLE memory_terms_scratch;
-            DROP TABLE memory_terms;
+            {UNDO_TERMS}
             DROP INDEX memory_journal_conversation;
             DROP INDEX memory_journal_run;
             DROP INDEX memory_journal_text;

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from tests.backends.sqlite._undo import UNDO_TERMS
 
 from recallstore import MemorySearchQuery, MemoryValidationError, MemoryWriteInput
 from recallstore.backends.sqlite import SqliteMemoryStore
@@ -42,13 +43,9 @@ def _downgrade_to_6(db: Path) -> None:
     conn = sqlite3.connect(db, isolation_level=None)
     try:
         conn.executescript(
-            """
+            f"""
             BEGIN;
-            DROP TRIGGER memory_records_terms_delete;
-            DROP TRIGGER memory_records_terms_update;
-            DROP TABLE memory_terms_scratch_vocab;
-            DROP TABLE memory_terms_scratch;
-            DROP TABLE memory_terms;
+            {UNDO_TERMS}
             CREATE TABLE old_scope (
                 record_seq INTEGER NOT NULL REFERENCES memory_records (seq) ON DELETE CASCADE,
                 key TEXT NOT NULL,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+from tests.backends.sqlite._undo import UNDO_TERMS
 
 from recallstore import MemorySearchQuery, MemoryWriteInput
 from recallstore._search.query import plan_query
@@ -30,13 +31,9 @@ def _downgrade_to_7(db: Path) -> None:
     conn = sqlite3.connect(db, isolation_level=None)
     try:
         conn.executescript(
-            """
+            f"""
             BEGIN;
-            DROP TRIGGER memory_records_terms_delete;
-            DROP TRIGGER memory_records_terms_update;
-            DROP TABLE memory_terms_scratch_vocab;
-            DROP TABLE memory_terms_scratch;
-            DROP TABLE memory_terms;
+            {UNDO_TERMS}
             ALTER TABLE memory_scope DROP COLUMN observed_us;
             ALTER TABLE memory_records DROP COLUMN observed_at;
             DROP TABLE memory_revisions;

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from tests.backends.sqlite._undo import UNDO_TERMS
+
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.backends.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 from recallstore.consolidation import apply_plan, consolidate, revert_plan
@@ -25,13 +27,9 @@ async def test_a_version_8_file_gains_revisions_and_keeps_its_records(tmp_path: 
     conn = sqlite3.connect(db, isolation_level=None)
     try:
         conn.executescript(
-            """
+            f"""
             BEGIN;
-            DROP TRIGGER memory_records_terms_delete;
-            DROP TRIGGER memory_records_terms_update;
-            DROP TABLE memory_terms_scratch_vocab;
-            DROP TABLE memory_terms_scratch;
-            DROP TABLE memory_terms;
+            {UNDO_TERMS}
             ALTER TABLE memory_scope DROP COLUMN observed_us;
             DROP TABLE memory_revisions;
             DELETE FROM schema_migrations WHERE version >= 9;

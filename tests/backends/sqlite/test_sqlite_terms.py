@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.backends.sqlite._undo import UNDO_TERMS
 
 from recallstore import MemorySearchQuery, MemoryWriteInput
 from recallstore.backends._tuning import tune
@@ -183,13 +184,9 @@ def _downgrade_to_10(db: Path) -> None:
     conn = choose_sqlite(FAST.name).module.connect(str(db), isolation_level=None)
     try:
         conn.executescript(
-            """
+            f"""
             BEGIN;
-            DROP TRIGGER memory_records_terms_delete;
-            DROP TRIGGER memory_records_terms_update;
-            DROP TABLE memory_terms_scratch_vocab;
-            DROP TABLE memory_terms_scratch;
-            DROP TABLE memory_terms;
+            {UNDO_TERMS}
             DELETE FROM schema_migrations WHERE version > 10;
             PRAGMA user_version = 10;
             COMMIT;
