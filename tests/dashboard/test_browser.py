@@ -242,7 +242,7 @@ def test_the_lens_shows_live_events_record_chains_and_the_recall_preview(
             )
             expect(browse.locator("table.records tbody tr")).to_have_count(4)
             browse.screenshot(path=str(records_shot), animations="disabled")
-            recall_query = {"scope": "tenant=acme, user=u_42", "text": "Lyon", "budget": "480"}
+            recall_query = {"scope": "tenant=acme, user=u_42", "text": "Lyon", "budget": "410"}
             browse.goto(f"{lens.url}/recall?" + urlencode(recall_query))
             block = browse.locator("#recall-block")
             expect(block).to_contain_text("Lives in Lyon")

@@ -193,6 +193,10 @@ def test_the_cli_reads_edge_dates_without_a_traceback(tmp_path: Path) -> None:
         assert "Traceback" not in result.err
         assert result.err.count("\n") == 1, result.err
         assert repr(line["time"]) in result.err
+    assert not db.exists()  # a refused capture creates nothing
+    kettle = tmp_path / "kettle.jsonl"
+    kettle.write_text(json.dumps({"role": "user", "content": "the kettle"}) + "\n", "utf-8")
+    assert run_process("capture", "--db", db, "--scope", "user=u1", kettle).code == 0
     found = run_process("search", "--db", db, "--scope", "user=u1", "on 9999-12-31 the kettle")
     assert found.code == 0, found
     assert "Traceback" not in found.err
