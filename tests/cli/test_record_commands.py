@@ -11,7 +11,7 @@ def test_list_shows_current_records_newest_first(cli, seeded) -> None:
     result = cli("list", "--db", seeded.path)
     assert result.code == 0
     header, *lines = result.out.splitlines()
-    assert header.split() == ["ID", "KIND", "STATUS", "CREATED", "SCOPE", "CONTENT"]
+    assert header.split() == ["ID", "KIND", "STATUS", "SAID", "SAVED", "SCOPE", "CONTENT"]
     # The expired coupon, the invalidated tea and the superseded colours are hidden.
     assert [line.split()[0] for line in lines] == [seeded.purple.id]
     assert "Favourite colour is purple" in lines[0]

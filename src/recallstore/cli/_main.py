@@ -19,9 +19,11 @@ from recallstore.cli import (
     _records,
     _reembed,
     _serve,
+    _show,
     _transfer,
 )
 from recallstore.cli._numbers import at_least
+from recallstore.cli._time_flags import time_options
 from recallstore.records import MAX_LIMIT, MEMORY_KINDS
 
 
@@ -68,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     db = db_option()
     store = _store_options()
     filters = _filter_options()
+    times = time_options()
     embedder = embedder_option()
 
     demo = commands.add_parser(
@@ -90,24 +93,26 @@ def build_parser() -> argparse.ArgumentParser:
     _mcp.add_mcp_command(commands, [db, embedder])
 
     listing = commands.add_parser(
-        "list", parents=[store, filters], help="list records, newest first"
+        "list", parents=[store, filters, times], help="list records, newest first"
     )
     listing.set_defaults(handler=_records.run_list)
 
     search = commands.add_parser(
         "search",
-        parents=[store, filters, embedder],
+        parents=[store, filters, times, embedder],
         help="keyword search (hybrid with --embedder), best match first",
     )
     search.add_argument("query", metavar="QUERY", help="the search text")
     search.set_defaults(handler=_records.run_search)
 
     show = commands.add_parser(
-        "show", parents=[store], help="one record and its invalidation chain"
+        "show",
+        parents=[store],
+        help="one record, the consolidation plans that changed it, and its invalidation chain",
     )
     show.add_argument("id", metavar="ID", help="the record id")
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
-    show.set_defaults(handler=_records.run_show)
+    show.set_defaults(handler=_show.run_show)
 
     invalidate = commands.add_parser(
         "invalidate", parents=[store], help="mark a record as no longer true"

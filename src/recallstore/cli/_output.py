@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime, tzinfo
 
 from recallstore._unicode import is_hidden
 from recallstore.records import MemoryRecord
 from recallstore.scope_text import format_scope
 from recallstore.store import utc_now
 
-__all__ = ["count_records", "one_line", "printable", "scope_column", "short_time", "status_of"]
+__all__ = [
+    "count_records",
+    "local_time",
+    "one_line",
+    "printable",
+    "said_columns",
+    "scope_column",
+    "short_time",
+    "status_at",
+    "status_of",
+]
 
 
 def count_records(count: int) -> str:
@@ -28,9 +39,35 @@ def status_of(record: MemoryRecord) -> str:
     return record.status(utc_now())
 
 
-def short_time(record: MemoryRecord) -> str:
-    """The creation time to the second, as ``2026-11-29 19:04:05``."""
-    return record.created_at.strftime("%Y-%m-%d %H:%M:%S")
+def status_at(record: MemoryRecord, moment: datetime) -> str:
+    """:func:`status_of` as it stood at ``moment`` (``--as-of``): invalidated or
+    superseded only when that happened by then, expired when ``expires_at <= moment``."""
+    if record.invalid_at is not None and record.invalid_at <= moment:
+        return "superseded" if record.superseded_by is not None else "invalidated"
+    return "expired" if record.is_expired(moment) else "valid"
+
+
+def local_time(moment: datetime, zone: tzinfo | None = None) -> datetime:
+    """``moment`` in ``zone`` (UTC when None); in UTC when the zone's clock would read
+    past the year 9999 (the last hours of the calendar, east of UTC)."""
+    try:
+        return moment.astimezone(zone or UTC)
+    except OverflowError:
+        return moment.astimezone(UTC)
+
+
+def short_time(record: MemoryRecord, zone: tzinfo | None = None) -> str:
+    """When the thing was said (``observed_at``) to the second, in ``zone`` (UTC when
+    None), as ``2026-11-29 19:04:05``."""
+    return local_time(record.observed_at, zone).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def said_columns(record: MemoryRecord, zone: tzinfo | None = None) -> str:
+    """The ``SAID`` and ``SAVED`` columns: when the thing was said, to the second, and
+    the day it was saved when that is another day (blank otherwise), in ``zone``."""
+    said = short_time(record, zone)
+    saved = local_time(record.created_at, zone).strftime("%Y-%m-%d")
+    return f"{said}  {'' if said.startswith(saved) else saved:<10}"
 
 
 # C0 controls but tab and newline, DEL and C1: in a terminal they are commands (clear

@@ -75,13 +75,30 @@ class PlannedRecord(_Contract):
     """None in a redacted plan: the record was deleted since (``Plan.forgotten``), or
     its text is read back from the store (:func:`~recallstore.consolidation.kept_plans`)."""
     created_at: datetime
+    observed_at: datetime | None = None
+    """When the thing was said (the record's ``observed_at``); None in a plan kept
+    before plans recorded it, whose diff shows the save day alone."""
 
     @classmethod
     def of(cls, record: MemoryRecord) -> Self:
         """The part of ``record`` a diff shows."""
         return cls(
-            id=record.id, kind=record.kind, content=record.content, created_at=record.created_at
+            id=record.id,
+            kind=record.kind,
+            content=record.content,
+            created_at=record.created_at,
+            observed_at=record.observed_at,
         )
+
+    @property
+    def days(self) -> str:
+        """The day it was said, ``YYYY-MM-DD`` in UTC, and the save day beside it when
+        that is another day: ``2026-11-28, saved 2026-12-05``."""
+        saved = format_timestamp(self.created_at)[:10]
+        if self.observed_at is None:
+            return saved
+        said = format_timestamp(self.observed_at)[:10]
+        return said if said == saved else f"{said}, saved {saved}"
 
 
 class Plan(_Contract):
@@ -131,7 +148,10 @@ class Plan(_Contract):
         return not self.changes
 
     def diff(self) -> str:
-        """The plan as a readable diff: ``-`` the records it invalidates, ``=`` what stays."""
+        """The plan as a readable diff: ``-`` the records it invalidates, ``=`` what stays;
+        each record as ``[id kind day]``, the day it was said (``observed_at``), with the
+        save day beside it when that is another day (``[id fact 2026-11-28, saved
+        2026-12-05]``)."""
         lines = [
             f"plan {self.id} for {_scope_text(self.scope)}: {len(self.changes)} change(s), "
             f"{len(self.operations) - len(self.changes)} no-op(s), "
@@ -164,7 +184,7 @@ class Plan(_Contract):
     def _line(self, record: PlannedRecord | str) -> str:
         if isinstance(record, str):  # a plan kept without the record (never made so)
             return f"[{record}]"
-        day = format_timestamp(record.created_at)[:10]
+        day = record.days
         if record.id in self.forgotten:
             return f"[{record.id} {record.kind} {day}] (forgotten)"
         text = "(text withheld)" if record.content is None else record.content
