@@ -260,6 +260,8 @@ BAD_VALUES: list[tuple[list[str], str]] = [
     (["search", "x", "--since", "0999-12-31"], "--since: '0999-12-31' (read at "),
     (["list", "--as-of", "0999-12-31"], "--as-of: '0999-12-31' (read at "),
     (["list", "--as-of", "since Monday"], "--as-of 'since Monday' names no end"),
+    (["list", "--since", "before March"], "--since 'before March' names no start"),
+    (["search", "x", "--until", "after Monday"], "--until 'after Monday' names no end"),
     (["list", "--since", " "], "--since needs a time (e.g. 2026-11-01 or 'last week'), got ' '"),
     (["list", "--until", "x" * 65], "--until: 'xxxxxxxxxxxxxxxxxxxx'... is 65 characters"),
     (

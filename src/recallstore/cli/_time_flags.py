@@ -142,11 +142,15 @@ def read_time_filter(args: argparse.Namespace, now: datetime) -> TimeFilter:
             continue
         try:
             if flag == "--since":
-                resolve_since_until(value, None, now, zone)
+                bound = resolve_since_until(value, None, now, zone).start
             else:
-                resolve_since_until(None, value, now, zone)
+                bound = resolve_since_until(None, value, now, zone).end
         except UnknownTimePhrase as exc:
             raise CliError(f"{flag}: {exc}", EXIT_USAGE) from None
+        if bound is None:
+            # "before March" as --since, "since Monday" as --until: no bound at all.
+            side = "start" if flag == "--since" else "end"
+            raise CliError(f"{flag} {value!r} names no {side}; give a day or a period", EXIT_USAGE)
     try:
         said = resolve_since_until(since, until, now, zone)
     except ValueError:
