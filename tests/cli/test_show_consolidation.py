@@ -67,6 +67,7 @@ def test_show_prints_the_plan_and_the_proposers_reason_on_both_records(cli, tmp_
     path = tmp_path / "memory.db"
     first, again = _seed(path)
     plan_id, _ = _applied(cli, path)
+    files = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
 
     gone = cli("show", again.id, "--db", path)
     assert gone.code == 0, gone.err
@@ -98,6 +99,8 @@ def test_show_prints_the_plan_and_the_proposers_reason_on_both_records(cli, tmp_
         first.id,
     )
     assert item["reason"] == "the same text, saved again"
+    # Looking at the plans left the files as they were (reads leave no trace).
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == files
 
 
 def test_show_keeps_the_history_of_a_reverted_plan(cli, tmp_path: Path) -> None:
