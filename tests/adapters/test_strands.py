@@ -162,9 +162,7 @@ async def test_another_user_and_a_model_sent_scope_see_nothing(capability, story
     store = agent.memory_manager
     assert store is not None
     # Strands' own search: the session's scope (u2's own captured turn, not u1's fact)
-    assert [entry.content for entry in await store.search("Porto")] == [
-        "user: Do I live in Porto?"
-    ]
+    assert [entry.content for entry in await store.search("Porto")] == ["user: Do I live in Porto?"]
 
 
 async def test_two_model_mistakes_do_not_end_the_run(capability, story) -> None:

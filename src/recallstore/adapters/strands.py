@@ -192,7 +192,9 @@ class RecallstoreMemoryStore(MemoryStore):
         for number, message in zip(numbers, messages, strict=True):
             transcript[number] = _as_chat(message)
         tags = (_TAG, *options.pop("tags", ()))
-        return await self._conversations.capture(self.session, transcript, {**options, "tags": tags})
+        return await self._conversations.capture(
+            self.session, transcript, {**options, "tags": tags}
+        )
 
     def get_tools(self) -> list[AgentTool]:
         """The memory tools, bound to the session's scope."""
