@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 Step = Callable[[dict[str, Any]], dict[str, Any]]
-"""A request body -> one content block: ``{"type": "text", ...}`` or ``{"type": "tool_use", ...}``."""
+"""A request body -> one content block (``{"type": "text", ...}`` or a ``tool_use``)."""
 
 
 def say(text: str) -> Step:
