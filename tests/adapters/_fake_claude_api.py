@@ -110,7 +110,7 @@ def _events(block: dict[str, Any], message_id: str) -> bytes:
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
     stop = "tool_use" if block["type"] == "tool_use" else "end_turn"
-    message = {
+    message: dict[str, Any] = {
         "id": message_id,
         "type": "message",
         "role": "assistant",

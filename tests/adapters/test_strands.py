@@ -73,13 +73,13 @@ class Scripted(Model):
     def structured_output(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
 
-    async def stream(  # type: ignore[override]
+    async def stream(
         self, messages: Messages, tool_specs: Any = None, system_prompt: str | None = None, **_: Any
     ) -> AsyncIterator[StreamEvent]:
         self.system_prompts.append(system_prompt)
-        for block in messages[-1]["content"]:
-            if "toolResult" in block:
-                self.statuses.append(block["toolResult"]["status"])
+        for sent in messages[-1]["content"]:
+            if "toolResult" in sent:
+                self.statuses.append(sent["toolResult"]["status"])
                 self.results.append(last_result([messages[-1]]))
         block = self.steps.pop(0)(messages)
         yield {"messageStart": {"role": "assistant"}}
@@ -240,9 +240,10 @@ async def test_strands_own_tools_and_injection_run_on_the_session_scope(capabili
     assert [entry["content"] for entry in found] == ["Likes Porto wine."]
     assert script.statuses[2] == "error"  # too long: an error result, the run goes on
     hits = await story.store.search(MemorySearchQuery(scope=story.scope, kinds=("fact",)))
-    assert [(h.record.content, h.record.provenance.conversation_id) for h in hits] == [  # type: ignore[union-attr]
-        ("Likes Porto wine.", "conv-1")
-    ]
+    [fact] = [hit.record for hit in hits]
+    assert fact.content == "Likes Porto wine."
+    assert fact.provenance is not None
+    assert fact.provenance.conversation_id == "conv-1"
 
 
 async def test_a_session_missing_a_scope_field_is_refused(capability) -> None:
