@@ -54,15 +54,7 @@ def memory(sync_store: SyncMemoryStore) -> AgnoMemory:
 
 def agent_for(api: FakeClaudeApi, memory: AgnoMemory) -> Agent:
     model = Claude(id="claude-sonnet-4-5", api_key="sk-test", client_params={"base_url": api.url})
-    return Agent(
-        model=model,
-        memory_manager=memory,
-        tools=memory.tools,
-        pre_hooks=[memory.recall],
-        instructions=memory.instructions,
-        post_hooks=[memory.capture],
-        add_memories_to_context=False,
-    )
+    return Agent(model=model, **memory.agent_options())
 
 
 def results(api: FakeClaudeApi) -> list[Any]:

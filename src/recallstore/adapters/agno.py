@@ -94,6 +94,19 @@ class AgnoMemory(MemoryManager):
         ]
         """The memory tools, for ``Agent(tools=...)``."""
 
+    def agent_options(self) -> dict[str, Any]:
+        """The ``Agent`` arguments that give it this memory (``Agent(model=model,
+        **memory.agent_options())``): the manager, the tools, the recall pre-hook and
+        the instructions, the capture post-hook, and Agno's own listing turned off."""
+        return {
+            "memory_manager": self,
+            "tools": list(self.tools),
+            "pre_hooks": [self.recall],
+            "instructions": self.instructions,
+            "post_hooks": [self.capture],
+            "add_memories_to_context": False,
+        }
+
     # -- who is talking --------------------------------------------------------------
 
     def session(self, user_id: str | None, session_id: str | None) -> MemorySession:
