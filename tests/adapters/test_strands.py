@@ -23,6 +23,7 @@ from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.capability import MemoryCapability
 from recallstore.errors import ConfigurationError, StoreUnavailableError
 from recallstore.records import MemorySearchQuery
+from recallstore.sync import SyncMemoryStore
 
 Step = Callable[[Messages], dict[str, Any]]
 
@@ -268,3 +269,25 @@ def test_the_store_is_a_strands_memory_store(capability, story) -> None:
     store = StrandsMemory(capability).store(MemorySession(story.scope, "c"))
     assert isinstance(store, RecallstoreMemoryStore)
     assert [tool.tool_name for tool in store.get_tools()] == [s.name for s in capability.specs]
+
+
+def test_the_synchronous_call_runs_on_a_sync_store(tmp_path, story) -> None:
+    # agent(text) runs each call on an event loop of its own: the store's calls go to
+    # the SyncMemoryStore's loop, and Strands flushes the capture itself.
+    with SyncMemoryStore(tmp_path / "sync.db") as store:
+        capability = MemoryCapability(store.store, scope_fields=("tenant", "user"))
+        memory = StrandsMemory(capability, loop=store.loop)
+        first = Scripted(
+            [
+                use("memory_save", story.save_old()),
+                use("memory_save", lambda result: story.save_new(story.saved_id(result))),
+                say("Noted."),
+            ]
+        )
+        agent_for(first, memory, MemorySession(story.scope, "conv-1"))("I moved to Lisbon.")
+        assert first.statuses == ["success", "success"]
+        second = Scripted([say("Lisbon.")])
+        agent_for(second, memory, MemorySession(story.scope, "conv-2"))("Where do I live?")
+        story.check_recalled(second.system_prompts[0])
+        episodes = store.search(MemorySearchQuery(scope=story.scope, kinds=("episode",)))
+        assert {hit.record.content for hit in episodes} >= {"user: I moved to Lisbon."}

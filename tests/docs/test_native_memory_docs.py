@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from agno.models.anthropic import Claude
 from claude_agent_sdk import ClaudeAgentOptions
+from strands import Agent
 from tests.adapters._fake_claude_api import FakeClaudeApi, fake_claude_api, say, system_text, use
 from tests.adapters.test_strands import Scripted
 from tests.adapters.test_strands import say as strands_say
@@ -59,7 +60,7 @@ def api() -> Iterator[FakeClaudeApi]:
 
 
 def test_every_snippet_is_short() -> None:
-    assert len(blocks()) == 3
+    assert len(blocks()) == 4
     for index, code in enumerate(blocks()):
         lines = [line for line in code.splitlines() if line.strip()]
         assert len(lines) <= MAX_LINES, f"snippet {index}: {len(lines)} lines"
@@ -84,6 +85,27 @@ async def test_strands(here) -> None:
     check_remembered(second.system_prompts[0])
 
 
+def test_strands_sync(here) -> None:
+    first = Scripted(
+        [
+            strands_use("memory_save", {"content": OLD, "kind": "profile"}),
+            strands_use(
+                "memory_save",
+                lambda r: {"content": NEW, "kind": "profile", "supersedes": saved_id(r)},
+            ),
+            strands_say("Noted."),
+        ]
+    )
+    namespace = run_block(1, model=first)
+    try:
+        second = Scripted([strands_say("Lisbon.")])
+        manager = namespace["memory"].manager(MemorySession(SCOPE, "c-2"))
+        assert str(Agent(model=second, memory_manager=manager)("Where do I live?")) == "Lisbon.\n"
+        check_remembered(second.system_prompts[0])
+    finally:
+        namespace["store"].close()
+
+
 def test_agno_sync_and_async(here, api) -> None:
     api.play(
         [
@@ -96,7 +118,7 @@ def test_agno_sync_and_async(here, api) -> None:
         ]
     )
     model = Claude(id="claude-sonnet-4-5", api_key="sk-test", client_params={"base_url": api.url})
-    namespace = run_block(1, model=model)
+    namespace = run_block(2, model=model)
     try:
         api.play([say("Lisbon.")])
         namespace["agent"].run("Where do I live?", user_id="u_42", session_id="c-2")
@@ -129,7 +151,7 @@ async def test_claude_agent_sdk(here, api) -> None:
             say("Noted."),
         ]
     )
-    answer = run_block(2)["answer"]
+    answer = run_block(3)["answer"]
     assert await answer(MemorySession(SCOPE, "c-1"), "I moved to Lisbon.", options) == "Noted."
     api.play([say("Lisbon.")])
     assert await answer(MemorySession(SCOPE, "c-2"), "Where do I live?", options) == "Lisbon."

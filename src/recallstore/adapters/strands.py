@@ -28,8 +28,8 @@ Needs the ``strands`` extra.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import Any, TypeVar
 
 from recallstore.adapters._framework import _framework_imports
 from recallstore.adapters._session import (
@@ -42,6 +42,7 @@ from recallstore.capability import MemoryCapability
 from recallstore.capture import CaptureResult
 from recallstore.errors import ConfigurationError, MemoryValidationError
 from recallstore.records import MAX_LIMIT, MemoryRecord, MemorySearchQuery
+from recallstore.sync import BackgroundLoop
 
 with _framework_imports("strands", "the Strands Agents adapter", "strands"):
     from strands.memory import (
@@ -63,18 +64,40 @@ __all__ = ["MemorySession", "RecallstoreMemoryStore", "StrandsMemory"]
 _TAG = "strands"
 _DEFAULT_SEARCH_LIMIT = 10
 
+T = TypeVar("T")
+_Portal = Callable[[Coroutine[Any, Any, T]], Awaitable[T]]
+"""Runs a store coroutine where the store lives (its BackgroundLoop), from any loop."""
+
+
+async def _here(coroutine: Coroutine[Any, Any, T]) -> T:
+    return await coroutine
+
 
 class StrandsMemory:
-    """recallstore memory for Strands agents: one :meth:`manager` per conversation."""
+    """recallstore memory for Strands agents: one :meth:`manager` per conversation.
 
-    def __init__(self, capability: MemoryCapability, *, name: str = "recallstore") -> None:
+    For the synchronous ``agent(text)``, which runs each call on an event loop of its
+    own, build the capability on a :class:`~recallstore.sync.SyncMemoryStore`'s store
+    and pass its ``loop``: every store call is then run there.
+    """
+
+    def __init__(
+        self,
+        capability: MemoryCapability,
+        *,
+        name: str = "recallstore",
+        loop: BackgroundLoop | None = None,
+    ) -> None:
         self._conversations = _Conversations(capability)
+        self._portal: _Portal[Any] = loop.arun if loop is not None else _here
         self.name = name
         """The store's name in Strands (its tools' ``stores`` argument names it)."""
 
     def store(self, session: MemorySession, *, extraction: bool = True) -> RecallstoreMemoryStore:
         """The Strands ``MemoryStore`` of ``session``'s conversation."""
-        return RecallstoreMemoryStore(self._conversations, session, self.name, extraction)
+        return RecallstoreMemoryStore(
+            self._conversations, session, self.name, extraction, self._portal
+        )
 
     def manager(
         self,
@@ -99,6 +122,7 @@ class StrandsMemory:
         return _Manager(
             self._conversations,
             session,
+            self._portal,
             stores=[self.store(session, extraction=extraction)],
             search_tool_config=search_tool,
             add_tool_config=add_tool,
@@ -107,7 +131,8 @@ class StrandsMemory:
 
     async def instructions(self, session: MemorySession, first_user_text: str) -> str:
         """The Manual and recall block for the session's conversation (computed once)."""
-        return await self._conversations.instructions(session, first_user_text)
+        text: str = await self._portal(self._conversations.instructions(session, first_user_text))
+        return text
 
 
 class RecallstoreMemoryStore(MemoryStore):
@@ -125,8 +150,10 @@ class RecallstoreMemoryStore(MemoryStore):
         session: MemorySession,
         name: str,
         extraction: bool,
+        portal: _Portal[Any] = _here,
     ) -> None:
         self._conversations = conversations
+        self._portal = portal
         self.session = session
         """The conversation this store serves."""
         self.name = name
@@ -137,7 +164,9 @@ class RecallstoreMemoryStore(MemoryStore):
             ExtractionConfig(trigger=InvocationTrigger()) if extraction else None
         )
         self._tools: list[AgentTool] = [
-            _MemoryTool(conversations, session, spec.name, spec.description, spec.input_schema())
+            _MemoryTool(
+                conversations, session, spec.name, spec.description, spec.input_schema(), portal
+            )
             for spec in conversations.capability.specs
         ]
 
@@ -145,11 +174,13 @@ class RecallstoreMemoryStore(MemoryStore):
         """The session's valid memories matching ``query``, best first."""
         limit = (options or {}).get("max_search_results") or self.max_search_results
         capability = self._conversations.capability
-        hits = await capability.store.search(
-            MemorySearchQuery(
-                query=query if query.strip() else None,
-                scope=capability.scope_for(self.session.scope),
-                limit=max(1, min(int(limit or _DEFAULT_SEARCH_LIMIT), MAX_LIMIT)),
+        hits = await self._portal(
+            capability.store.search(
+                MemorySearchQuery(
+                    query=query if query.strip() else None,
+                    scope=capability.scope_for(self.session.scope),
+                    limit=max(1, min(int(limit or _DEFAULT_SEARCH_LIMIT), MAX_LIMIT)),
+                )
             )
         )
         return [_entry(hit.record) for hit in hits]
@@ -158,8 +189,10 @@ class RecallstoreMemoryStore(MemoryStore):
         """Save ``content`` as a ``fact`` in the session's scope; its id. Invalid content
         raises :class:`MemoryValidationError` (Strands' ``add_memory`` tool returns it to
         the model as an error result)."""
-        result = await self._conversations.call(
-            self.session, "memory_save", {"content": content, "tags": [_TAG]}
+        result = await self._portal(
+            self._conversations.call(
+                self.session, "memory_save", {"content": content, "tags": [_TAG]}
+            )
         )
         if _is_error(result):
             error = result["error"]
@@ -192,9 +225,11 @@ class RecallstoreMemoryStore(MemoryStore):
         for number, message in zip(numbers, messages, strict=True):
             transcript[number] = _as_chat(message)
         tags = (_TAG, *options.pop("tags", ()))
-        return await self._conversations.capture(
-            self.session, transcript, {**options, "tags": tags}
+        options = {**options, "tags": tags}
+        captured: CaptureResult = await self._portal(
+            self._conversations.capture(self.session, transcript, options)
         )
+        return captured
 
     def get_tools(self) -> list[AgentTool]:
         """The memory tools, bound to the session's scope."""
@@ -205,18 +240,24 @@ class _Manager(MemoryManager):
     """Strands' MemoryManager, which also puts the Manual and recall in the system prompt."""
 
     def __init__(
-        self, conversations: _Conversations, session: MemorySession, **options: Any
+        self,
+        conversations: _Conversations,
+        session: MemorySession,
+        portal: _Portal[Any],
+        **options: Any,
     ) -> None:
         super().__init__(**options)
         self._memory = conversations
         self._session = session
+        self._portal = portal
 
     async def init_agent(self, agent: Any) -> None:
         await super().init_agent(agent)
         agent.add_middleware(InvokeModelStage.Input, self._with_memory)
 
     async def _with_memory(self, context: InvokeModelContext) -> InvokeModelContext:
-        text = await self._memory.instructions(self._session, _first_user_text(context.messages))
+        first = _first_user_text(context.messages)
+        text: str = await self._portal(self._memory.instructions(self._session, first))
         prompt = context.system_prompt
         if prompt is None or prompt == "":
             return context.replace(system_prompt=text)
@@ -235,10 +276,12 @@ class _MemoryTool(AgentTool):
         name: str,
         description: str,
         schema: dict[str, Any],
+        portal: _Portal[Any],
     ) -> None:
         super().__init__()
         self._conversations = conversations
         self._session = session
+        self._portal = portal
         self._spec = ToolSpec(name=name, description=description, inputSchema={"json": schema})
 
     @property
@@ -256,7 +299,8 @@ class _MemoryTool(AgentTool):
     async def stream(
         self, tool_use: ToolUse, invocation_state: dict[str, Any], **kwargs: Any
     ) -> ToolGenerator:
-        result = await self._conversations.call(self._session, self.tool_name, tool_use["input"])
+        call = self._conversations.call(self._session, self.tool_name, tool_use["input"])
+        result = await self._portal(call)
         yield ToolResultEvent(
             ToolResult(
                 toolUseId=tool_use["toolUseId"],
