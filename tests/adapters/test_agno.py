@@ -168,3 +168,11 @@ def test_a_run_without_a_user_is_refused(memory) -> None:
         memory.get_user_memories(None)
     with pytest.raises(ConfigurationError, match="SyncMemoryStore"):
         AgnoMemory(object())  # type: ignore[arg-type]
+
+
+def test_an_invalid_memory_is_refused_naming_it_and_nothing_is_saved(memory, sync_store) -> None:
+    from recallstore.errors import MemoryValidationError
+
+    with pytest.raises(MemoryValidationError, match="at most"):
+        memory.add_user_memory(UserMemory(memory="x" * 20_000), user_id="u1")
+    assert records(sync_store, U1, include_invalidated=True) == []

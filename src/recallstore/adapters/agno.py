@@ -35,7 +35,7 @@ from recallstore.adapters._framework import _framework_imports
 from recallstore.adapters._session import MemorySession, _Conversations, _result_text
 from recallstore.capability import MemoryCapability
 from recallstore.capture import CaptureResult
-from recallstore.errors import ConfigurationError, MemoryNotFoundError
+from recallstore.errors import ConfigurationError, MemoryNotFoundError, MemoryValidationError
 from recallstore.records import MemoryRecord, MemorySearchQuery
 from recallstore.store import scope_matches
 from recallstore.sync import SyncMemoryStore
@@ -256,7 +256,10 @@ class AgnoMemory(MemoryManager):
             arguments["supersedes"] = replaces
         result = await self._memory.call(self.session(user_id, None), "memory_save", arguments)
         if result.get("ok") is not True:
-            raise ConfigurationError(f"the memory was not saved: {_result_text(result)}")
+            error = result.get("error") or {}
+            raise MemoryValidationError(
+                "memory", str(error.get("message", error)).removeprefix("content: "), memory.memory
+            )
         return str(result["memory"]["id"])
 
     async def _invalidate(self, memory_id: str, user_id: str | None) -> None:

@@ -23,7 +23,9 @@ paths then run on recallstore:
   ``await agent.invoke_async(...)`` await ``agent.memory_manager.flush()`` (or
   ``agent.shutdown_async()``).
 
-Needs the ``strands`` extra.
+The synchronous ``agent(text)`` runs on an event loop of its own: give
+``StrandsMemory(loop=...)`` the loop of a :class:`~recallstore.sync.SyncMemoryStore`
+the capability's store runs on. Needs the ``strands`` extra.
 """
 
 from __future__ import annotations
@@ -196,7 +198,9 @@ class RecallstoreMemoryStore(MemoryStore):
         )
         if _is_error(result):
             error = result["error"]
-            raise MemoryValidationError("content", str(error.get("message", error)), content)
+            raise MemoryValidationError(
+                "content", str(error.get("message", error)).removeprefix("content: "), content
+            )
         return str(result["memory"]["id"])
 
     async def add_messages(
