@@ -26,6 +26,9 @@ ADAPTERS = {
     "langchain": ("langchain_core", "langchain"),
     "langgraph": ("langgraph", "langgraph"),
     "anthropic": ("anthropic", "anthropic"),
+    "strands": ("strands", "strands"),
+    "agno": ("agno", "agno"),
+    "claude_agent_sdk": ("claude_agent_sdk", "claude-agent-sdk"),
 }
 
 

@@ -98,6 +98,12 @@ OTHER_PAGES: dict[str, dict[int, str]] = {
         "my_client: EmbeddingClient\n",
     },
     "docs/langgraph.md": {},
+    "docs/native-memory.md": {
+        0: "from strands.models import Model\nmodel: Model\n",
+        1: "from strands.models import Model\nmodel: Model\n",
+        2: "from agno.models.base import Model\nmodel: Model\n",
+        3: "",
+    },
     "docs/observability.md": {0: "", 1: "from recallstore import SqliteMemoryStore\n", 2: ""},
     "docs/postgres.md": {0: "", 1: ""},
     "docs/quickstart.md": {0: ""},

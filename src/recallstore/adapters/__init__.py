@@ -10,6 +10,10 @@
   Claude's own memory tool, its files kept as records;
   :mod:`recallstore.adapters.langgraph` — LangGraph's ``BaseStore`` on any store
   (docs/langgraph.md).
+* :mod:`recallstore.adapters.strands`, :mod:`recallstore.adapters.agno`,
+  :mod:`recallstore.adapters.claude_agent_sdk` — the frameworks' own memory slots
+  (Strands' ``MemoryStore``, Agno's ``MemoryManager``, the Claude Agent SDK's SDK MCP
+  server and hooks) filled by recallstore (docs/native-memory.md).
 
 Nothing is imported here: each adapter imports its optional dependency only when used.
 """
