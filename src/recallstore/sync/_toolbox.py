@@ -3,7 +3,7 @@ the per-conversation recall with blocking calls."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import tzinfo
 from typing import Any, Literal
 
@@ -16,6 +16,7 @@ from recallstore.recall import (
     Recall,
 )
 from recallstore.store import Clock
+from recallstore.sync._functions import tool_function
 from recallstore.sync._store import SyncMemoryStore
 from recallstore.toolbox import MemoryToolbox
 from recallstore.tools import Tool
@@ -81,6 +82,14 @@ class SyncToolbox:
     def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
         """Run tool ``name`` with the model's ``arguments``; a result or an error result."""
         return self._loop.run(self.toolbox.call(name, arguments))
+
+    def functions(self) -> list[Callable[..., dict[str, Any]]]:
+        """The tools as plain typed Python functions, in order, each calling :meth:`call`
+        with its arguments: for frameworks that build a tool from a function's name,
+        type hints and docstring (smolagents' ``tool``, ``dspy.Tool``). A parameter left
+        ``None`` takes the tool's default; a model's mistake is the returned error
+        result, as from :meth:`call`."""
+        return [tool_function(tool, self.call) for tool in self.toolbox.tools]
 
     def openai_tools(self, *, api: Literal["chat", "responses"] = "chat") -> list[dict[str, Any]]:
         """The tools as OpenAI strict function tools."""
