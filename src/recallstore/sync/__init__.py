@@ -3,9 +3,15 @@
 recallstore is async. :class:`SyncMemoryStore` opens any backend on a
 :class:`BackgroundLoop` (an event loop on a daemon thread of its own) and gives the
 store's calls as plain methods; :class:`SyncToolbox` and :class:`SyncMemoryCapability`
-do the same for the toolbox and the per-conversation recall. Every call is forwarded to
-that one loop and waited for, so the store's connections only ever see the loop they
-were opened on.
+do the same for the toolbox and the per-conversation recall. Every async function of
+the library that takes a store has a blocking twin here, with the same name,
+parameters and errors (:func:`capture`; :func:`consolidate`, :func:`apply_plan`,
+:func:`revert_plan`, :func:`kept_plans`, :func:`read_kept_plans`,
+:func:`scope_records`; :func:`memory_prompt`, :func:`assemble_recall`,
+:func:`supersede_chain`; :func:`export_jsonl`, :func:`import_records`), taking a
+``SyncMemoryStore``. Every call is forwarded to that one loop and waited for, so the
+store's connections only ever see the loop they were opened on;
+:attr:`SyncMemoryStore.portable` sends an adapter's awaits there from any other loop.
 
 Thread-safety: any number of threads may call one ``SyncMemoryStore`` (or the toolboxes
 made from it) at once; the calls interleave on the loop as concurrent coroutines do, with
