@@ -101,6 +101,7 @@ def test_every_integration_has_one_short_snippet() -> None:
         "pydantic-ai: run_sync",
         "OpenAI Agents SDK: Runner.run_sync",
         "Google ADK: Runner.run",
+        "LangChain: invoke",
         "LangGraph store: invoke",
         "smolagents",
         "DSPy",

@@ -122,6 +122,27 @@ def test_google_adk_runner_run(opened) -> None:
     assert other == []
 
 
+def test_langchain_invoke(opened) -> None:
+    prompts: list[list[BaseMessage]] = []
+
+    def play(messages: Sequence[BaseMessage]) -> AIMessage:
+        prompts.append(list(messages))
+        results = [m for m in messages if isinstance(m, ToolMessage)]
+        if "moved" not in str(messages[1].content):
+            return AIMessage(content="Lisbon.")
+        if not results:
+            return tool_call("memory_save", {"content": OLD, "kind": "profile"}, "c1")
+        if len(results) == 1:
+            new = {"content": NEW, "kind": "profile", "supersedes": saved_id(results[0].content)}
+            return tool_call("memory_save", new, "c2")
+        return AIMessage(content="Noted.")
+
+    namespace = _run(opened, "LangChain: invoke", model=ScriptedChatModel(script=play))
+    assert namespace["answer"](SCOPE, "c1", "I moved to Lisbon.") == "Noted."
+    assert namespace["answer"](SCOPE, "c2", "Where do I live?") == "Lisbon."
+    check_remembered(str(prompts[-1][0].content))
+
+
 def test_langgraph_store_invoke(opened) -> None:
     def play(messages: Sequence[BaseMessage]) -> AIMessage:
         results = [str(m.content) for m in messages if isinstance(m, ToolMessage)]

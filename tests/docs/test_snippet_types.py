@@ -41,6 +41,7 @@ GIVEN: dict[str, str] = {
     "pydantic-ai: run_sync": "from pydantic_ai.models import Model\nmodel: Model\n",
     "OpenAI Agents SDK: Runner.run_sync": "from agents import Model\nmodel: Model\n",
     "Google ADK: Runner.run": "from google.adk.models import BaseLlm\nmodel: BaseLlm\n",
+    "LangChain: invoke": _CHAT_MODEL,
     "LangGraph store: invoke": _CHAT_MODEL,
     "smolagents": "from smolagents import Model\nmodel: Model\n",
     "DSPy": "",
