@@ -239,6 +239,14 @@ def test_a_store_without_revise_cannot_apply(tmp_path: Path) -> None:
         assert _everything(store) == before
 
 
+def test_forget_needs_the_extension(tmp_path: Path) -> None:
+    with SyncMemoryStore(JsonlMemoryStore(tmp_path / "m.jsonl")) as store:
+        (kept,) = store.write([MemoryWriteInput(scope=ANA, content="Lives in Lisbon.")])
+        with pytest.raises(ConfigurationError, match="lacks the 'forget' extension"):
+            store.forget(ANA)
+        assert store.get(kept.id) == kept
+
+
 def test_recall_chain_export_import_and_forget(store: SyncMemoryStore, tmp_path: Path) -> None:
     (old,) = store.write([MemoryWriteInput(scope=ANA, kind="profile", content="Lives in Porto.")])
     (new,) = store.write(

@@ -4,7 +4,7 @@ tools from a function (its name, signature, type hints and docstring): smolagent
 
 Each function is written as source and compiled, so ``inspect.getsource`` finds it
 (smolagents reads the source of a tool function): the source is kept in ``linecache``
-under ``<recallstore tool NAME>``. Parameters come from the tool's input schema: the
+under ``<recallstore tool NAME DIGEST>``. Parameters come from the tool's input schema: the
 required ones first, every optional one as ``T | None = None`` (``None`` means the
 tool's default, as in OpenAI strict mode); a shape with no plain Python type is
 ``Any``. The docstring is the tool's description and a Google-style ``Args:`` section.
@@ -12,6 +12,7 @@ tool's default, as in OpenAI strict mode); a shape with no plain Python type is
 
 from __future__ import annotations
 
+import hashlib
 import keyword
 import linecache
 from collections.abc import Callable, Mapping
@@ -75,11 +76,13 @@ def tool_function(
             annotation += " | None"
         parameters.append(f"{name}: {annotation} = None")
     passed = ", ".join(f"{name!r}: {name}" for name in properties)
-    filename = f"<recallstore tool {tool.name}>"
     source = (
         f"def {tool.name}({', '.join(parameters)}) -> dict[str, Any]:\n"
         f"    return _call({tool.name!r}, {{{passed}}})\n"
     )
+    # Named by what it says: two tools of one name with other arguments keep their own.
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    filename = f"<recallstore tool {tool.name} {digest}>"
     namespace: dict[str, Any] = {"Any": Any, "Literal": Literal, "_call": call}
     exec(compile(source, filename, "exec", dont_inherit=True), namespace)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
