@@ -16,6 +16,7 @@ from tests.backends.plugin.recallstore_jsonl import JsonlMemoryStore
 
 import recallstore
 import recallstore.consolidation
+import recallstore.events.journal
 import recallstore.jsonl
 import recallstore.sync
 from recallstore.backends.sqlite import SqliteMemoryStore
@@ -62,6 +63,8 @@ TWINS: dict[str, Callable[..., Any]] = {
     "kept_plans": recallstore.consolidation.kept_plans,
     "read_kept_plans": recallstore.consolidation.read_kept_plans,
     "scope_records": recallstore.consolidation.scope_records,
+    "iter_records": recallstore.jsonl.iter_records,
+    "tail_events": recallstore.events.journal.tail_events,
 }
 
 
@@ -77,12 +80,20 @@ def test_each_sync_call_takes_the_async_ones_parameters(name: str) -> None:
 
 
 def test_every_async_function_over_a_store_has_a_sync_twin() -> None:
-    modules = [recallstore, recallstore.consolidation, recallstore.jsonl]
+    modules = [
+        recallstore,
+        recallstore.consolidation,
+        recallstore.jsonl,
+        recallstore.events.journal,
+    ]
     async_over_store = {
         name
         for module in modules
         for name in module.__all__
-        if inspect.iscoroutinefunction(getattr(module, name))
+        if (
+            inspect.iscoroutinefunction(getattr(module, name))
+            or inspect.isasyncgenfunction(getattr(module, name))
+        )
         and next(iter(inspect.signature(getattr(module, name)).parameters)) == "store"
     }
     assert async_over_store == set(TWINS)
@@ -266,3 +277,20 @@ def test_recall_chain_export_import_and_forget(store: SyncMemoryStore, tmp_path:
     result = recallstore.sync.import_records(store, records)
     assert (result.inserted, result.skipped) == (2, 0)
     assert store.get(new.id) == new
+
+
+def test_iterators_are_blocking_generators(store: SyncMemoryStore) -> None:
+    written = store.write([MemoryWriteInput(scope=ANA, content=f"Fact {n}.") for n in range(3)])
+    store.write([MemoryWriteInput(scope=BO, content="Bo's fact.")])
+    listed = list(recallstore.sync.iter_records(store, ANA))
+    assert [r.id for r in listed] == [r.id for r in written]
+    events = list(recallstore.sync.tail_events(store, last=10))
+    assert [e.type for e in events] == ["agent.memory.write", "agent.memory.write"]
+    # A following tail would wait for ever; leaving it early closes it on the loop.
+    following = recallstore.sync.tail_events(store, last=2, follow=True, scope=ANA)
+    first = next(following)
+    assert first.scope == ANA
+    following.close()
+    assert store.get(written[0].id) == written[0]  # the loop is free for other calls
+    with pytest.raises(ConfigurationError, match=r"sync\.iter_records takes"):
+        recallstore.sync.iter_records(SqliteMemoryStore("unused.db"), ANA)  # type: ignore[arg-type]

@@ -9,7 +9,8 @@ parameters and errors (:func:`capture`; :func:`consolidate`, :func:`apply_plan`,
 :func:`revert_plan`, :func:`kept_plans`, :func:`read_kept_plans`,
 :func:`scope_records`; :func:`memory_prompt`, :func:`assemble_recall`,
 :func:`supersede_chain`; :func:`export_jsonl`, :func:`import_records`), taking a
-``SyncMemoryStore``. Every call is forwarded to that one loop and waited for, so the
+``SyncMemoryStore``; its async iterators are blocking generators (:func:`iter_records`,
+:func:`tail_events`). Every call is forwarded to that one loop and waited for, so the
 store's connections only ever see the loop they were opened on;
 :attr:`SyncMemoryStore.portable` sends an adapter's awaits there from any other loop.
 
@@ -44,6 +45,7 @@ from recallstore.sync._consolidation import (
     revert_plan,
     scope_records,
 )
+from recallstore.sync._iterators import iter_records, tail_events
 from recallstore.sync._store import SyncMemoryStore
 from recallstore.sync._toolbox import SyncMemoryCapability, SyncMemoryInstance, SyncToolbox
 
@@ -59,10 +61,12 @@ __all__ = [
     "consolidate",
     "export_jsonl",
     "import_records",
+    "iter_records",
     "kept_plans",
     "memory_prompt",
     "read_kept_plans",
     "revert_plan",
     "scope_records",
     "supersede_chain",
+    "tail_events",
 ]

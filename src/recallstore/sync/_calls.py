@@ -14,6 +14,7 @@ from datetime import datetime, tzinfo
 from typing import Any, TextIO
 
 from recallstore import jsonl as _jsonl
+from recallstore._background_loop import BackgroundLoop
 from recallstore.capability import memory_prompt as _memory_prompt
 from recallstore.capture import DEFAULT_MAX_CHUNK_CHARS, DEFAULT_ROLES, CaptureResult, ToolCalls
 from recallstore.capture import capture as _capture
@@ -35,6 +36,7 @@ from recallstore.sync._store import SyncMemoryStore
 __all__ = [
     "assemble_recall",
     "capture",
+    "checked_loop",
     "export_jsonl",
     "import_records",
     "memory_prompt",
@@ -43,20 +45,25 @@ __all__ = [
 ]
 
 
-def run_on(store: SyncMemoryStore, call: str, make: Any, *args: Any, **kwargs: Any) -> Any:
-    """``make(store.store, *args, **kwargs)`` run on ``store``'s loop, waited for.
-
-    ``store`` that is no :class:`SyncMemoryStore` (an async store, say) raises
-    :class:`~recallstore.errors.ConfigurationError` naming ``call`` and what to use.
-    """
+def checked_loop(store: SyncMemoryStore, call: str) -> BackgroundLoop:
+    """``store``'s loop; a ``store`` that is no :class:`SyncMemoryStore` (an async
+    store, say) raises :class:`~recallstore.errors.ConfigurationError` naming ``call``
+    and what to use."""
     if not isinstance(store, SyncMemoryStore):
         raise ConfigurationError(
             f"recallstore.sync.{call} takes a recallstore.sync.SyncMemoryStore, not a "
             f"{type(store).__name__}: open the store with SyncMemoryStore(...), or await "
             f"the async {call} with an async store"
         )
+    return store.loop
+
+
+def run_on(store: SyncMemoryStore, call: str, make: Any, *args: Any, **kwargs: Any) -> Any:
+    """``make(store.store, *args, **kwargs)`` run on ``store``'s loop, waited for
+    (``store`` checked as by :func:`checked_loop`)."""
+    loop = checked_loop(store, call)
     coro: Coroutine[Any, Any, Any] = make(store.store, *args, **kwargs)
-    return store.loop.run(coro)
+    return loop.run(coro)
 
 
 def capture(
