@@ -96,6 +96,15 @@ def test_every_integration_has_one_short_snippet() -> None:
         "LangGraph store",  # run by tests/docs/test_langgraph_docs.py
         "Anthropic SDK",
         "Anthropic memory tool",
+        # Their blocking forms and the recipes: run by tests/docs/test_integrations_sync.py
+        # and tests/docs/test_recipes.py.
+        "pydantic-ai: run_sync",
+        "OpenAI Agents SDK: Runner.run_sync",
+        "Google ADK: Runner.run",
+        "LangChain: invoke",
+        "LangGraph store: invoke",
+        "smolagents",
+        "DSPy",
     }
     for heading, code in found.items():
         if heading in ("LangChain create_agent", "LangGraph store"):

@@ -1,151 +1,28 @@
-"""Blocking calls over recallstore, for scripts, notebooks and synchronous frameworks.
-
-recallstore is async. :class:`SyncMemoryStore` opens any backend on a
-:class:`BackgroundLoop` (an event loop on a daemon thread of its own) and gives the
-store's calls as plain methods; :class:`SyncToolbox` and :class:`SyncMemoryCapability`
-do the same for the toolbox and the per-conversation recall. Every call is forwarded to
-that one loop and waited for, so the store's connections only ever see the loop they
-were opened on.
-
-Thread-safety: any number of threads may call one ``SyncMemoryStore`` (or the toolboxes
-made from it) at once; the calls interleave on the loop as concurrent coroutines do, with
-the store's own guarantees (atomic writes, a chain never forks). A call from a coroutine
-running *on* the background loop would wait for itself, and is refused with
-:class:`~recallstore.errors.ConfigurationError`. ``close()`` (or leaving the ``with``
-block) closes the store, then stops the loop and joins its thread; a call after that,
-or one still running then, raises :class:`~recallstore.errors.StoreUnavailableError`.
-A store never closed is closed when its loop is garbage-collected (nothing references
-the store, its toolboxes or the loop any more). In a process forked after the store was
-opened, calls raise :class:`~recallstore.errors.ConfigurationError`: open it after
-forking. A call interrupted by ``KeyboardInterrupt`` is cancelled and waited for first:
-a write has then landed whole or not at all (see ``recallstore._background_loop``).
-"""
+"""``SyncToolbox``, ``SyncMemoryCapability``, ``SyncMemoryInstance``: the toolbox and
+the per-conversation recall with blocking calls."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import tzinfo
-from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
 from recallstore._background_loop import BackgroundLoop
 from recallstore.capability import MemoryCapability, MemoryInstance
-from recallstore.load import load_memory_store
 from recallstore.recall import (
     DEFAULT_BUDGET_CHARS,
     DEFAULT_PROFILE_LIMIT,
     DEFAULT_RECALL_LIMIT,
     Recall,
 )
-from recallstore.records import (
-    MemoryHit,
-    MemoryRecord,
-    MemorySearchQuery,
-    MemoryStoreCapabilities,
-    MemoryWriteInput,
-)
-from recallstore.store import Clock, MemoryStore, store_clock
+from recallstore.store import Clock
+from recallstore.sync._functions import tool_function
+from recallstore.sync._store import SyncMemoryStore
 from recallstore.toolbox import MemoryToolbox
 from recallstore.tools import Tool
 from recallstore.toolset import MEMORY_TOOLS, MemoryToolSpec
 
-__all__ = [
-    "BackgroundLoop",
-    "SyncMemoryCapability",
-    "SyncMemoryInstance",
-    "SyncMemoryStore",
-    "SyncToolbox",
-]
-
-
-class SyncMemoryStore:
-    """A :class:`~recallstore.store.MemoryStore` with blocking methods.
-
-    ``store`` is a store that is not open yet, or what
-    :func:`~recallstore.load.load_memory_store` takes (a path, ``memory:``, a URL).
-    It is opened here, on ``loop`` (default: a :class:`BackgroundLoop` of its own, closed
-    with the store). The methods are the protocol's six, with the same semantics and
-    errors. ``store`` and ``loop`` stay reachable for async code that shares them.
-    """
-
-    def __init__(
-        self, store: MemoryStore | str | os.PathLike[str], *, loop: BackgroundLoop | None = None
-    ) -> None:
-        self.store: MemoryStore = (
-            load_memory_store(store) if isinstance(store, (str, os.PathLike)) else store
-        )
-        """The async store underneath; its coroutines must run on :attr:`loop`."""
-        self._owns_loop = loop is None
-        self.loop = BackgroundLoop() if loop is None else loop
-        """The background loop the store was opened on."""
-        try:
-            self.loop.run(self.store.__aenter__())
-        except BaseException:
-            if self._owns_loop:
-                self.loop.close()
-            raise
-        # Closed with the loop if close() is never called: when the loop is collected
-        # (a re-run notebook cell), or closed.
-        self.loop.adopt(self.store)
-
-    @property
-    def clock(self) -> Clock:
-        """The async store's clock (:func:`~recallstore.store.store_clock`)."""
-        return store_clock(self.store)
-
-    def write(self, inputs: Sequence[MemoryWriteInput]) -> list[MemoryRecord]:
-        """Write all ``inputs`` atomically; the records in input order."""
-        return self.loop.run(self.store.write(inputs))
-
-    def search(self, query: MemorySearchQuery) -> list[MemoryHit]:
-        """Relevance-ordered hits for ``query`` (a recency listing when its text is blank)."""
-        return self.loop.run(self.store.search(query))
-
-    def get(self, id: str) -> MemoryRecord | None:
-        """The record with ``id`` whatever its validity or expiry, or None."""
-        return self.loop.run(self.store.get(id))
-
-    def invalidate(self, id: str, reason: str | None = None) -> None:
-        """Mark a record invalid (a no-op when it already is); missing → not found."""
-        self.loop.run(self.store.invalidate(id, reason))
-
-    def delete(self, id: str) -> None:
-        """Forget a record completely; missing → no error."""
-        self.loop.run(self.store.delete(id))
-
-    def capabilities(self) -> MemoryStoreCapabilities:
-        """What the backend offers."""
-        return self.store.capabilities()
-
-    def close(self) -> None:
-        """Close the store, then its loop when it is the store's own (idempotent).
-
-        Calls still running on other threads are cancelled and raise
-        :class:`~recallstore.errors.StoreUnavailableError`. In a process forked after
-        the store was opened, nothing is closed: the connections are the parent's.
-        """
-        if self.loop.closed or self.loop.forked:
-            if self._owns_loop:
-                self.loop.close()
-            return
-        self.loop.release(self.store)
-        try:
-            self.loop.run(self.store.__aexit__(None, None, None))
-        finally:
-            if self._owns_loop:
-                self.loop.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
+__all__ = ["SyncMemoryCapability", "SyncMemoryInstance", "SyncToolbox"]
 
 
 class SyncToolbox:
@@ -205,6 +82,14 @@ class SyncToolbox:
     def call(self, name: str, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
         """Run tool ``name`` with the model's ``arguments``; a result or an error result."""
         return self._loop.run(self.toolbox.call(name, arguments))
+
+    def functions(self) -> list[Callable[..., dict[str, Any]]]:
+        """The tools as plain typed Python functions, in order, each calling :meth:`call`
+        with its arguments: for frameworks that build a tool from a function's name,
+        type hints and docstring (smolagents' ``tool``, ``dspy.Tool``). A parameter left
+        ``None`` takes the tool's default; a model's mistake is the returned error
+        result, as from :meth:`call`."""
+        return [tool_function(tool, self.call) for tool in self.toolbox.tools]
 
     def openai_tools(self, *, api: Literal["chat", "responses"] = "chat") -> list[dict[str, Any]]:
         """The tools as OpenAI strict function tools."""
