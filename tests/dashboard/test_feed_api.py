@@ -117,7 +117,7 @@ async def test_the_records_page_of_a_scope_draws_its_charts(
         "1 profile",
         "2 fact",
     ]
-    assert "4 records created" in kinds.group(1)
+    assert re.search(r"4 records by the [\w ]+ they were said", kinds.group(1))
     recall = re.search(r'<figure class="chart" id="chart-recall">(.*?)</figure>', page, re.S)
     assert recall is not None
     assert re.search(r"<rect class=\"recall-complete\"", recall.group(1))

@@ -6,7 +6,10 @@ Routes (all behind the token, except ``/static`` and ``/favicon.ico``):
 * ``/records``: records by scope, with search, kinds, "show invalidated";
 * ``/records/{id}``: one record, its provenance and its supersede chain;
 * ``/recall``: the exact turn-1 recall block for a scope and a first message;
-* ``/plans``, ``/api/plans``: the applied consolidation plans with their diffs;
+* ``/person``: everything memory holds for one scope, as of now or another time, with
+  its JSONL export and "forget this person" (``/person/export``, ``/person/forget``);
+* ``/plans``, ``/plans/{id}``, ``/api/plans``: the applied consolidation plans with
+  their diffs; a plan's page reverts it (``POST /plans/{id}/revert``);
 * ``/api/records`` …: a small JSON API (write, read, search, invalidate);
 * ``/api/events``, ``/api/snippets``: the feed in time order, and what its records say;
 * ``/events``: the SSE stream (``recallstore.events.sse``).
@@ -86,6 +89,7 @@ def create_dashboard_app(
         from recallstore.dashboard._auth import TokenGate
         from recallstore.dashboard._feed import FeedApi
         from recallstore.dashboard._pages import DashboardPages
+        from recallstore.dashboard._person import PersonView
         from recallstore.dashboard._plans import PlansView
         from recallstore.events import EVENT_TYPES, ObservedMemoryStore
         from recallstore.events.sse import create_sse_app
@@ -117,6 +121,7 @@ def create_dashboard_app(
         return RedirectResponse(f"{root}/static/favicon.svg", status_code=308)
 
     plans = PlansView(pages, observed.inner)
+    person = PersonView(pages, observed, bus)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status_code = exc.status_code if isinstance(exc, HTTPException) else 500
@@ -145,6 +150,13 @@ def create_dashboard_app(
         Route("/api/snippets", feed_api.snippets, methods=["GET"]),
         Route("/favicon.ico", favicon),
         Route("/plans", plans.page, name="plans"),
+        Route("/plans/{plan_id:str}", plans.plan_page, name="plan"),
+        Route("/plans/{plan_id:str}/revert", plans.revert, methods=["POST"]),
+        Route("/person", person.page, name="person"),
+        Route("/person/export", person.export, methods=["GET"]),
+        Route("/person/forget", person.forget_page, methods=["GET"]),
+        Route("/person/forget", person.forget, methods=["POST"]),
+        Route("/person/forgotten", person.forgotten, methods=["GET"]),
         Route("/api/plans", plans.api, methods=["GET"]),
         Route("/api/records", api.create, methods=["POST"]),
         Route("/api/records", api.search, methods=["GET"]),

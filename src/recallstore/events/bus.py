@@ -248,6 +248,21 @@ class EventBus:
         with self._lock:
             return tuple(self._replay)
 
+    def discard(self, predicate: Callable[[MemoryEvent], bool]) -> int:
+        """Drop the retained events ``predicate`` is true for; return how many.
+
+        For what a ``forget`` erased from the journal: a later subscriber's replay (and
+        the memory lens's feed) no longer shows them. Events already queued for an open
+        subscription are not recalled.
+        """
+        with self._lock:
+            kept = [event for event in self._replay if not predicate(event)]
+            dropped = len(self._replay) - len(kept)
+            if dropped:
+                self._replay.clear()
+                self._replay.extend(kept)
+        return dropped
+
     def stats(self) -> BusStats:
         """The bus's counters."""
         with self._lock:

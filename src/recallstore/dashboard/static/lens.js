@@ -10,6 +10,7 @@
   var emptyHint = document.getElementById("feed-empty");
   var recordUrl = feed ? feed.dataset.recordUrl : "/records/";
   var snippetsUrl = feed ? feed.dataset.snippetsUrl : null;
+  var personUrl = feed && feed.dataset.personUrl ? feed.dataset.personUrl : "/person";
   var maxItems = feed ? parseInt(feed.dataset.maxItems, 10) || 200 : 200;
   var seenIds = new Set();
 
@@ -115,14 +116,24 @@
     return span;
   }
 
+  // A scope's chips link to its person page (everything memory holds for it).
   function scopeChips(scope) {
     var span = el("span", "scope");
     var keys = scope ? Object.keys(scope) : [];
-    if (!keys.length) span.appendChild(el("span", "muted", "(any)"));
+    if (!keys.length) {
+      span.appendChild(el("span", "muted", "(any)"));
+      return span;
+    }
+    var link = el("a", "scope-link");
+    link.href = personUrl + "?" + keys.map(function (key) {
+      return "scope=" + encodeURIComponent(key + "=" + scope[key]);
+    }).join("&");
+    link.title = "everything memory holds for this scope";
     keys.forEach(function (key) {
-      span.appendChild(el("code", "chip", key + "=" + scope[key]));
-      span.appendChild(document.createTextNode(" "));
+      link.appendChild(el("code", "chip", key + "=" + scope[key]));
+      link.appendChild(document.createTextNode(" "));
     });
+    span.appendChild(link);
     return span;
   }
 
