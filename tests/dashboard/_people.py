@@ -34,7 +34,7 @@ ALICE_SECRETS = (
     "runqzalice",  # run id
     "tagqzalice",  # tag
     "qzalice",  # the scope's value
-    "qzalice".encode().hex(),
+    b"qzalice".hex(),
 )
 BOB_FACT = "Bob plays chessqz on Sundays."
 
@@ -70,9 +70,7 @@ async def seed_people(store: MemoryStore, clock: FrozenClock) -> People:
                     tags=["tagqzalice"],
                     provenance=provenance,
                 ),
-                MemoryWriteInput(
-                    scope=ALICE, content="Drinks Gyokuroqz tea.", kind="preference"
-                ),
+                MemoryWriteInput(scope=ALICE, content="Drinks Gyokuroqz tea.", kind="preference"),
             ]
         )
         (bob,) = await store.write([MemoryWriteInput(scope=BOB, content=BOB_FACT)])
@@ -85,9 +83,7 @@ async def seed_people(store: MemoryStore, clock: FrozenClock) -> People:
                     supersedes=lisbon.id,
                     provenance=provenance,
                 ),
-                MemoryWriteInput(
-                    scope=ALICE, content="drinks gyokuroqz tea", kind="preference"
-                ),
+                MemoryWriteInput(scope=ALICE, content="drinks gyokuroqz tea", kind="preference"),
             ]
         )
         # Plans are kept by the store underneath an observed one.

@@ -13,6 +13,7 @@ from typing import cast
 
 import httpx
 import pytest
+from tests.dashboard._people import ALICE, BOB_FACT, People, seed_people
 
 from recallstore._forget_preview import preview_forget
 from recallstore.backends.journal import SupportsJournal
@@ -23,7 +24,6 @@ from recallstore.events import EventBus, ObservedMemoryStore
 from recallstore.records import MemoryRecord, MemorySearchQuery
 from recallstore.store import scope_matches
 from recallstore.testing.pytest_plugin import FrozenClock
-from tests.dashboard._people import ALICE, BOB_FACT, People, seed_people
 
 TOKEN = "lens-person-token"
 PERSON = {"scope": "user=qzalice"}
@@ -149,8 +149,10 @@ async def test_as_of_shows_what_was_valid_then_and_what_changed_since(lens: Lens
     assert "2026-11-06 00:00:00 UTC" in notice  # the end of the day named
     saved = re.search(r'<ul id="saved-since">(.*?)</ul>', notice, re.S)
     ended = re.search(r'<ul id="ended-since">(.*?)</ul>', notice, re.S)
-    assert saved is not None and ended is not None
-    assert people.porto in saved.group(1) and people.tea_again in saved.group(1)
+    assert saved is not None
+    assert ended is not None
+    assert people.porto in saved.group(1)
+    assert people.tea_again in saved.group(1)
     assert people.lisbon not in saved.group(1)
     assert people.lisbon in ended.group(1)
     kinds = _section(page, "person-kinds")
@@ -175,9 +177,7 @@ async def test_records_and_search_travel_in_time(lens: Lens) -> None:
     assert "saved 2026-11-01" in row
     assert "status-superseded" in row  # the "Now" column
     assert "changed since" in html.unescape(then)
-    api = await lens.client.get(
-        "/api/records", params={**search, "as_of": "2026-11-05T12:00:00Z"}
-    )
+    api = await lens.client.get("/api/records", params={**search, "as_of": "2026-11-05T12:00:00Z"})
     assert [hit["record"]["id"] for hit in api.json()["hits"]] == [people.lisbon]
     bad = await lens.client.get("/api/records", params={"as_of": "whenever"})
     assert bad.status_code == 422
@@ -205,7 +205,8 @@ async def test_the_forget_confirmation_names_what_would_go(lens: Lens) -> None:
     assert f"1 consolidation plan would keep ids only: {lens.people.plan_id}" in text
     expected = await preview_forget(lens.store.inner, {"user": "qzalice"})
     assert f"{expected.journal_erased} journal entries erased" in text
-    assert expected.journal_erased and expected.journal_erased > 0
+    assert expected.journal_erased
+    assert expected.journal_erased > 0
     assert 'name="confirm"' in preview
     assert await _alice(lens), "looking changes nothing"
 
@@ -223,7 +224,8 @@ async def test_the_preview_is_what_the_forget_takes(lens: Lens) -> None:
     assert response.status_code == 303
     after = {entry.id: entry.envelope for entry in await journal.read_journal(limit=100_000)}
     changed = [entry for entry in before if after.get(entry.id) != entry.envelope]
-    assert preview.journal_erased is not None and preview.journal_scrubbed is not None
+    assert preview.journal_erased is not None
+    assert preview.journal_scrubbed is not None
     assert len(changed) == preview.journal_erased + preview.journal_scrubbed
     assert not [e for e in after.values() if scope_matches(e["scope"], {"user": "qzalice"})]
     # The forget's own event is numbered after everything before it (never a reused id).
@@ -288,9 +290,7 @@ async def test_forgetting_a_person_leaves_nothing_of_theirs_in_the_lens(lens: Le
         {"Sec-Fetch-Site": "same-site"},
     ],
 )
-async def test_forget_and_revert_refuse_another_origin(
-    lens: Lens, headers: dict[str, str]
-) -> None:
+async def test_forget_and_revert_refuse_another_origin(lens: Lens, headers: dict[str, str]) -> None:
     forget = await lens.client.post(
         "/person/forget",
         data={"scope": "user=qzalice", "confirm": "user=qzalice"},
@@ -309,7 +309,12 @@ async def test_forget_and_revert_refuse_another_origin(
 async def test_the_new_routes_refuse_a_client_without_the_token(lens: Lens) -> None:
     transport = lens.client._transport
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as anonymous:
-        for path in ("/person", "/person/export", "/person/forget", f"/plans/{lens.people.plan_id}"):
+        for path in (
+            "/person",
+            "/person/export",
+            "/person/forget",
+            f"/plans/{lens.people.plan_id}",
+        ):
             assert (await anonymous.get(path, params=PERSON)).status_code == 401, path
         forget = await anonymous.post(
             "/person/forget", data={"scope": "user=qzalice", "confirm": "user=qzalice"}
@@ -331,7 +336,8 @@ async def test_a_plan_is_reverted_from_its_page_once_confirmed(lens: Lens) -> No
     people = lens.people
     page = (await lens.client.get(f"/plans/{people.plan_id}")).text
     assert 'id="revert-button"' in page
-    assert "2026-11-10" in page and "2026-11-01" in page  # the days the copies were said
+    assert "2026-11-10" in page
+    assert "2026-11-01" in page
     unconfirmed = await lens.client.post(f"/plans/{people.plan_id}/revert", data={})
     assert unconfirmed.status_code == 422
     assert (await lens.store.inner.get(people.tea_again)).is_invalidated  # type: ignore[union-attr]
@@ -342,7 +348,8 @@ async def test_a_plan_is_reverted_from_its_page_once_confirmed(lens: Lens) -> No
     assert 'id="plan-reverted"' in after
     assert 'id="revert-button"' not in after
     restored = await lens.store.inner.get(people.tea_again)
-    assert restored is not None and not restored.is_invalidated
+    assert restored is not None
+    assert not restored.is_invalidated
     again = await lens.client.post(f"/plans/{people.plan_id}/revert", data={"confirm": "yes"})
     assert again.status_code == 409
     missing = await lens.client.post("/plans/plan_nope/revert", data={"confirm": "yes"})
