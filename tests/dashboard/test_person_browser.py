@@ -61,6 +61,19 @@ def _serve(db: Path) -> tuple[subprocess.Popen[str], str]:
     return server, f"http://127.0.0.1:{found.group(1)}"
 
 
+def _journaled_lens_calls(db: Path) -> list[str]:
+    async def read() -> list[str]:
+        async with SqliteMemoryStore(db) as store:
+            entries = await store.read_journal(limit=10_000)
+        return [
+            str(entry.envelope["type"]).removeprefix("agent.memory.")
+            for entry in entries
+            if entry.envelope["run_id"] == "dashboard"
+        ]
+
+    return asyncio.run(read())
+
+
 def _file_bytes(db: Path) -> bytes:
     async def scan() -> bytes:
         async with SqliteMemoryStore(db) as store:
@@ -101,13 +114,32 @@ def test_person_page_time_travel_plan_revert_and_forgetting_a_person(
                 expect.set_options(timeout=WAIT_MS)
                 page = context.new_page()
 
-                # From a scope chip in the live feed to the person page.
+                # The lens's own searches and recall previews show in its feed, marked.
                 page.goto(f"{url}/?token={TOKEN}")
                 expect(page.locator("#feed-status")).to_have_attribute("data-state", "connected")
+                browse = context.new_page()
+                browse.goto(
+                    f"{url}/records?" + urlencode({"scope": "user=qzalice", "q": "Portoqz"})
+                )
+                expect(browse.locator("table.records tbody tr")).to_have_count(1)
+                recall = {"scope": "user=qzalice", "text": "Moved to Portoqz?"}
+                browse.goto(f"{url}/recall?" + urlencode(recall))
+                expect(browse.locator("#recall-block")).to_contain_text("Portoqz")
+                browse.close()
+                own = page.locator("#feed .event.lens")
+                expect(own.and_(page.locator('[data-type="agent.memory.recall"]'))).to_have_count(1)
+                searches = own.and_(page.locator('[data-type="agent.memory.search"]'))
+                expect(searches.first).to_contain_text("lens")
+                expect(page.locator("#feed .event").first).to_have_attribute(
+                    "data-type", "agent.memory.recall"
+                )
+                shoot(page, "lens-feed-own-reads")
+
+                # From a scope chip in the live feed to the person page.
                 chip = page.locator('#feed a.scope-link[href*="qzalice"]').first
                 expect(chip).to_be_visible()
                 chip.click()
-                expect(page).to_have_url(re.compile(r"/person\?scope=tenant"))
+                expect(page).to_have_url(re.compile(r"/person\?scope=.*qzalice"))
                 expect(page.locator("#person-profile")).to_contain_text("Alice Quillfeather")
                 expect(page.locator("#person-kinds h3")).to_have_count(3)
                 timeline = page.locator("#person-timeline")
@@ -237,6 +269,10 @@ def test_person_page_time_travel_plan_revert_and_forgetting_a_person(
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+    # The lens's reads were never journaled: its only journaled calls are its changes.
+    # (The forget's; the revert's were of her scope and went with her.)
+    assert _journaled_lens_calls(db) == ["write"]
 
     # The file's bytes (with its -wal and -shm) hold nothing of hers; Bob's fact stays.
     blob = _file_bytes(db)

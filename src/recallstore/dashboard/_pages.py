@@ -119,8 +119,10 @@ class Problem:
 class DashboardPages:
     """The pages, bound to one store: the handlers the app routes to.
 
-    ``store`` is the observed store: searches and recall previews asked for on a page
-    go through it and show in the feed (as run ``dashboard``). ``unobserved_store`` is the
+    ``store`` is the observed store: invalidations and deletes go through it.
+    ``reader`` (default: ``store``) takes the searches and recall previews asked for on
+    a page; they show in the feed as run ``dashboard``, from ``lens_bus`` when the feed
+    is journal-fed (they are never journaled). ``unobserved_store`` is the
     store underneath, for the lens's own bookkeeping reads (a record page and its
     chain walk), which would only be noise in the feed.
     """
@@ -129,6 +131,8 @@ class DashboardPages:
         self,
         store: MemoryStore,
         *,
+        reader: MemoryStore | None = None,
+        lens_bus: EventBus | None = None,
         unobserved_store: MemoryStore,
         bus: EventBus,
         event_types: Sequence[str],
@@ -137,6 +141,8 @@ class DashboardPages:
         max_feed_items: int = 200,
     ) -> None:
         self.store = store
+        self._reader = store if reader is None else reader
+        self._lens_bus = lens_bus
         self._unobserved_store = unobserved_store
         self._bus = bus
         self._event_types = list(event_types)
@@ -210,6 +216,12 @@ class DashboardPages:
         stream_params = [("scope", f"{key}={value}") for key, value in scope.items()]
         stream_params.append(("last_event_id", str(self._replay_start())))
         events_url = f"{root}/events/?" + urlencode(stream_params)
+        lens_events_url = ""
+        if self._lens_bus is not None:
+            lens_params = stream_params[:-1]
+            start = max(self._lens_bus.last_id - self._replay, 0)
+            lens_params.append(("last_event_id", str(start)))
+            lens_events_url = f"{root}/lens-events/?" + urlencode(lens_params)
         return self.render(
             request,
             "feed.html",
@@ -218,6 +230,7 @@ class DashboardPages:
             error=error,
             scope_text=format_scope(scope),
             events_url=events_url,
+            lens_events_url=lens_events_url,
             event_types=self._event_types,
             event_lens=_EVENT_LENS,
             max_items=self._max_feed_items,
@@ -245,7 +258,7 @@ class DashboardPages:
                 request, default_limit=_DEFAULT_PAGE_LIMIT, clock=store_clock(self.store)
             )
             with call_context(run_id=DASHBOARD_RUN_ID):
-                hits = await self.store.search(query)
+                hits = await self._reader.search(query)
         except MemoryValidationError as exc:
             error = Problem.of(exc)
         scope_text = ", ".join(params.getlist("scope"))
@@ -304,7 +317,8 @@ class DashboardPages:
         """The records page's pictures of a scope: its records by kind over the days
         they were said, and its recent recall blocks against their budget (from the
         events this lens holds)."""
-        events = [event for event in self._bus.replay() if scope_matches(event.scope, scope)]
+        held = [*self._bus.replay(), *(self._lens_bus.replay() if self._lens_bus else ())]
+        events = [event for event in held if scope_matches(event.scope, scope)]
         return kinds_over_time(records), recall_fullness(events)
 
     async def record(self, request: Request) -> HTMLResponse:
@@ -402,7 +416,7 @@ class DashboardPages:
                         "text", f"is {len(text)} characters; the maximum is {MAX_CONTENT_CHARS}"
                     )
                 recall = await assemble_recall(
-                    self.store, scope, text, budget_chars=budget, run_id=DASHBOARD_RUN_ID
+                    self._reader, scope, text, budget_chars=budget, run_id=DASHBOARD_RUN_ID
                 )
                 block = render_recall(recall)
         except MemoryValidationError as exc:

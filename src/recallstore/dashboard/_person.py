@@ -15,6 +15,7 @@ cookie, from another origin (``_auth``).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from functools import partial
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -45,14 +46,30 @@ def _scope_of(values: list[str]) -> dict[str, str]:
     return scope
 
 
+def _erased(
+    mark: int,
+    ids: frozenset[str],
+    provenance: frozenset[str],
+    scope: dict[str, str],
+    event: MemoryEvent,
+) -> bool:
+    """True for an event up to ``mark`` that the forget erased or scrubbed."""
+    kept = scrub_envelope(event.model_dump(mode="json"), ids, provenance, scope)
+    return event.id <= mark and (kept is None or isinstance(kept, dict))
+
+
 class PersonView:
     """The person page's routes over the observed store (forget) and the one under it."""
 
-    def __init__(self, pages: DashboardPages, store: ObservedMemoryStore, bus: EventBus) -> None:
+    def __init__(
+        self, pages: DashboardPages, store: ObservedMemoryStore, buses: list[EventBus]
+    ) -> None:
+        """``buses``: the feed's bus first, then the lens's own when it has one."""
         self._pages = pages
         self._observed = store
         self._store: MemoryStore = store.inner
-        self._bus = bus
+        self._bus = buses[0]
+        self._buses = buses
 
     async def page(self, request: Request) -> HTMLResponse:
         """``/person``: the profile, valid records by kind, timeline, chains, plans, events."""
@@ -169,7 +186,7 @@ class PersonView:
         records = [record async for record in iter_records(self._store, scope)]
         ids = frozenset(record.id for record in records)
         provenance = frozenset().union(*(provenance_of(record) for record in records))
-        mark = self._bus.last_id
+        marks = [bus.last_id for bus in self._buses]
         try:
             with call_context(run_id=DASHBOARD_RUN_ID):
                 removed = await self._observed.forget(scope)
@@ -180,14 +197,10 @@ class PersonView:
         except StoreUnavailableError as exc:
             return self._pages.error_page(request, 503, "Nothing forgotten", exc.reason)
 
-        def erased(event: MemoryEvent) -> bool:
+        for bus, mark in zip(self._buses, marks, strict=True):
             # The events the journal erased or scrubbed, as the lens holds them; the
             # forget's own event (published after ``mark``) stays.
-            dumped = event.model_dump(mode="json")
-            kept = scrub_envelope(dumped, ids, provenance, scope)
-            return event.id <= mark and (kept is None or isinstance(kept, dict))
-
-        self._bus.discard(erased)
+            bus.discard(partial(_erased, mark, ids, provenance, scope))
         root = request.scope.get("root_path", "")
         counts = [("records", str(removed))]
         counts += [(f"kind_{kind}", str(count)) for kind, count in preview.by_kind.items()]

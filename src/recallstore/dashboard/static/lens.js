@@ -332,6 +332,15 @@
     item.appendChild(time);
     var typeLabel = el("span", "type", type.replace(/^agent\.memory\./, ""));
     typeLabel.title = type;
+    // The lens's own calls (run "dashboard"): an operator's searches and recall previews
+    // (never journaled) and curation (invalidate, delete, forget, revert).
+    if (envelope.run_id === "dashboard") {
+      item.classList.add("lens");
+      var mark = el("span", "lens-mark", "lens");
+      mark.title = "this lens's own call (run dashboard); its searches and recall previews are never journaled";
+      typeLabel.appendChild(document.createTextNode(" "));
+      typeLabel.appendChild(mark);
+    }
     item.appendChild(typeLabel);
     item.appendChild(el("span", "summary", parts.summary));
 
@@ -377,8 +386,8 @@
     feed.insertBefore(item, next);
   }
 
-  function show(envelope) {
-    var key = envelope.id !== undefined ? String(envelope.id) : null;
+  function show(envelope, stream) {
+    var key = envelope.id !== undefined ? (stream || "") + String(envelope.id) : null;
     if (key !== null) {
       if (seenIds.has(key)) return;
       seenIds.add(key);
@@ -389,7 +398,7 @@
     if (seenIds.size > maxItems * 4) seenIds = new Set();
   }
 
-  function onMessage(message) {
+  function onMessage(message, stream) {
     var envelope;
     try {
       envelope = JSON.parse(message.data);
@@ -399,15 +408,26 @@
     if (!envelope || typeof envelope !== "object") envelope = { data: envelope };
     if (!envelope.type) envelope.type = message.type;
     if (envelope.id === undefined && message.lastEventId) envelope.id = message.lastEventId;
-    show(envelope);
+    show(envelope, stream);
+  }
+
+  // The lens's own searches and recall previews, on a journal-fed lens: a second
+  // stream, numbered apart (its ids are kept apart from the journal's in seenIds).
+  function connectLens(url) {
+    var source = new EventSource(url);
+    var handle = function (message) { onMessage(message, "lens:"); };
+    knownTypes.forEach(function (type) { source.addEventListener(type, handle); });
+    source.addEventListener("message", handle);
+    return source;
   }
 
   function connect() {
     var source = new EventSource(feed.dataset.eventsUrl);
+    var handle = function (message) { onMessage(message, ""); };
     // Named SSE events only reach listeners registered for their name; unnamed ones
     // arrive as "message".
-    knownTypes.forEach(function (type) { source.addEventListener(type, onMessage); });
-    source.addEventListener("message", onMessage);
+    knownTypes.forEach(function (type) { source.addEventListener(type, handle); });
+    source.addEventListener("message", handle);
     source.addEventListener("open", function () { setStatus("connected", "live"); });
     source.addEventListener("error", function () {
       if (source.readyState === EventSource.CLOSED) {
@@ -430,5 +450,6 @@
       });
     }
     connect();
+    if (feed.dataset.lensEventsUrl) connectLens(feed.dataset.lensEventsUrl);
   }
 })();
