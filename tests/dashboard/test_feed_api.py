@@ -46,6 +46,8 @@ async def test_snippets_name_what_each_record_says_and_add_no_event(
         "status": "superseded",
         "snippet": "Likes green tea",
         "hidden_characters": 0,
+        "said": tea["observed_at"][:10],
+        "saved": None,  # the same day
     }
     assert len(found[long["id"]]["snippet"]) == SNIPPET_CHARS
     assert found[long["id"]]["snippet"].endswith("…")

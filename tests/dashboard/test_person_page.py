@@ -361,3 +361,17 @@ async def test_plan_ids_in_a_reason_link_to_the_plan(lens: Lens) -> None:
     assert f'<a class="plan-id mono" href="/plans/{lens.people.plan_id}">' in page
     listing = (await lens.client.get("/plans")).text
     assert f'href="/plans/{lens.people.plan_id}"' in listing
+
+
+async def test_feed_rows_and_the_recall_preview_name_the_day_said(lens: Lens) -> None:
+    people = lens.people
+    answer = await lens.client.get("/api/snippets", params={"id": people.lisbon})
+    found = answer.json()["records"][people.lisbon]
+    assert (found["said"], found["saved"]) == ("2026-10-25", "2026-11-01")
+    script = Path(__file__).parents[2] / "src/recallstore/dashboard/static/lens.js"
+    assert '"ref-said"' in script.read_text()
+    preview = await lens.client.get(
+        "/recall", params={"scope": "user=qzalice", "text": "Lisbonqz"}
+    )
+    entries = preview.text[preview.text.index('<ol class="entries">') :]
+    assert "said <time" in entries

@@ -34,7 +34,7 @@
   // Events carry ids, kinds and counts, not content. Each record link starts as its id
   // and is filled in with the record's kind and opening words, read from the store
   // behind the token (/api/snippets, batched); a record no longer stored says so.
-  var snippets = new Map();   // id -> {kind, status, snippet, hidden_characters} or null
+  var snippets = new Map();   // id -> {kind, status, snippet, hidden_characters, said, saved} or null
   var waiting = new Map();    // id -> [links] still to fill
   var fetchTimer = null;
 
@@ -48,6 +48,12 @@
     }
     link.dataset.status = info.status;
     link.appendChild(el("span", "ref-kind", info.kind));
+    if (info.said) {
+      // The day it was said; the day it was saved beside it when another.
+      var said = el("span", "ref-said", info.saved ? info.said + " (saved " + info.saved + ")" : info.said);
+      said.title = "the day it was said" + (info.saved ? "; saved another day" : "");
+      link.appendChild(said);
+    }
     link.appendChild(el("span", "ref-text", info.snippet));
     if (info.hidden_characters) {
       link.appendChild(el("span", "ref-hidden", "+" + plural(info.hidden_characters, "invisible character")));
