@@ -370,8 +370,6 @@ async def test_feed_rows_and_the_recall_preview_name_the_day_said(lens: Lens) ->
     assert (found["said"], found["saved"]) == ("2026-10-25", "2026-11-01")
     script = Path(__file__).parents[2] / "src/recallstore/dashboard/static/lens.js"
     assert '"ref-said"' in script.read_text()
-    preview = await lens.client.get(
-        "/recall", params={"scope": "user=qzalice", "text": "Lisbonqz"}
-    )
+    preview = await lens.client.get("/recall", params={"scope": "user=qzalice", "text": "Lisbonqz"})
     entries = preview.text[preview.text.index('<ol class="entries">') :]
     assert "said <time" in entries
