@@ -13,6 +13,7 @@ from typing import cast
 
 import httpx
 import pytest
+from starlette.applications import Starlette
 from tests.dashboard._people import ALICE, BOB_FACT, People, seed_people
 
 from recallstore._forget_preview import preview_forget
@@ -31,6 +32,7 @@ PERSON = {"scope": "user=qzalice"}
 
 @dataclass
 class Lens:
+    app: Starlette
     client: httpx.AsyncClient
     store: ObservedMemoryStore
     bus: EventBus
@@ -48,7 +50,7 @@ async def lens(tmp_path: Path) -> AsyncIterator[Lens]:
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             assert (await client.get("/", params={"token": TOKEN})).status_code == 303
-            yield Lens(client, store, bus, people)
+            yield Lens(app, client, store, bus, people)
 
 
 def _section(page: str, element_id: str) -> str:
@@ -307,7 +309,7 @@ async def test_forget_and_revert_refuse_another_origin(lens: Lens, headers: dict
 
 
 async def test_the_new_routes_refuse_a_client_without_the_token(lens: Lens) -> None:
-    transport = lens.client._transport
+    transport = httpx.ASGITransport(app=lens.app)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as anonymous:
         for path in (
             "/person",
