@@ -46,16 +46,23 @@ def _scope_of(values: list[str]) -> dict[str, str]:
     return scope
 
 
-def _erased(
+def _scrubbed(
     mark: int,
     ids: frozenset[str],
     provenance: frozenset[str],
     scope: dict[str, str],
     event: MemoryEvent,
-) -> bool:
-    """True for an event up to ``mark`` that the forget erased or scrubbed."""
+) -> MemoryEvent | None:
+    """An event up to ``mark`` as the forget left it in the journal: None when erased,
+    scrubbed of the records' text and conversation and run ids, or as it was."""
+    if event.id > mark:
+        return event
     kept = scrub_envelope(event.model_dump(mode="json"), ids, provenance, scope)
-    return event.id <= mark and (kept is None or isinstance(kept, dict))
+    if kept is None:
+        return None
+    if isinstance(kept, dict):
+        return type(event).model_validate(kept)
+    return event
 
 
 class PersonView:
@@ -198,9 +205,9 @@ class PersonView:
             return self._pages.error_page(request, 503, "Nothing forgotten", exc.reason)
 
         for bus, mark in zip(self._buses, marks, strict=True):
-            # The events the journal erased or scrubbed, as the lens holds them; the
-            # forget's own event (published after ``mark``) stays.
-            bus.discard(partial(_erased, mark, ids, provenance, scope))
+            # The events as the forget left them in the journal, in the lens's memory
+            # too; the forget's own event (published after ``mark``) stays.
+            bus.rewrite(partial(_scrubbed, mark, ids, provenance, scope))
         root = request.scope.get("root_path", "")
         counts = [("records", str(removed))]
         counts += [(f"kind_{kind}", str(count)) for kind, count in preview.by_kind.items()]

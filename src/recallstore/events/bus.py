@@ -248,20 +248,27 @@ class EventBus:
         with self._lock:
             return tuple(self._replay)
 
-    def discard(self, predicate: Callable[[MemoryEvent], bool]) -> int:
-        """Drop the retained events ``predicate`` is true for; return how many.
+    def rewrite(self, change: Callable[[MemoryEvent], MemoryEvent | None]) -> int:
+        """Replace each retained event by ``change(event)``: None drops it, the same
+        event keeps it; return how many were dropped or replaced.
 
-        For what a ``forget`` erased from the journal: a later subscriber's replay (and
-        the memory lens's feed) no longer shows them. Events already queued for an open
-        subscription are not recalled.
+        For what a ``forget`` erased or scrubbed in the journal: a later subscriber's
+        replay (and the memory lens's feed) no longer shows it. Ids and order stay; events
+        already queued for an open subscription are not recalled.
         """
         with self._lock:
-            kept = [event for event in self._replay if not predicate(event)]
-            dropped = len(self._replay) - len(kept)
-            if dropped:
+            changed = 0
+            kept: list[MemoryEvent] = []
+            for event in self._replay:
+                new = change(event)
+                if new is not event:
+                    changed += 1
+                if new is not None:
+                    kept.append(new)
+            if changed:
                 self._replay.clear()
                 self._replay.extend(kept)
-        return dropped
+        return changed
 
     def stats(self) -> BusStats:
         """The bus's counters."""
