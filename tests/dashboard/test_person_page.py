@@ -375,3 +375,28 @@ async def test_feed_rows_and_the_recall_preview_name_the_day_said(lens: Lens) ->
     preview = await lens.client.get("/recall", params={"scope": "user=qzalice", "text": "Lisbonqz"})
     entries = preview.text[preview.text.index('<ol class="entries">') :]
     assert "said <time" in entries
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (b'{"scope": "user=qzalice", "confirm": "user=qzalice"}', "application/json"),
+        (b"scope=user%3Dqzalice&confirm=\xff\xfe", "application/x-www-form-urlencoded"),
+        (b"scope=" + b"x" * 70_000, "application/x-www-form-urlencoded"),
+        (b"scope=%3D&confirm=%3D", "application/x-www-form-urlencoded"),
+    ],
+)
+async def test_forget_and_revert_refuse_a_body_they_cannot_read(
+    lens: Lens, body: bytes, content_type: str
+) -> None:
+    headers = {"Content-Type": content_type}
+    forget = await lens.client.post("/person/forget", content=body, headers=headers)
+    assert forget.status_code == 422
+    assert "Nothing forgotten" in forget.text or "<strong>" in forget.text
+    revert = await lens.client.post(
+        f"/plans/{lens.people.plan_id}/revert", content=body, headers=headers
+    )
+    assert revert.status_code == 422
+    assert len(await _alice(lens)) == 5
+    ((_, revision),) = await kept_plans(lens.store.inner)
+    assert revision.reverted_at is None
