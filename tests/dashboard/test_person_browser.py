@@ -134,6 +134,22 @@ def test_person_page_time_travel_plan_revert_and_forgetting_a_person(
                     "data-type", "agent.memory.recall"
                 )
                 shoot(page, "lens-feed-own-reads")
+                # A reason naming a plan (shown with --include-content) links to it, as text.
+                href = page.evaluate(
+                    """(plan) => {
+                      const item = window.RecallstoreLens.renderEvent({
+                        type: "agent.memory.write", id: 0, scope: {},
+                        data: {operation: "invalidate", count: 1,
+                               reason: "consolidation " + plan + ": <b>dup</b>"}});
+                      document.getElementById("feed").prepend(item);
+                      const found = [item.querySelector("a.plan-id").getAttribute("href"),
+                                     item.querySelectorAll("b").length];
+                      item.remove();
+                      return found;
+                    }""",
+                    people.plan_id,
+                )
+                assert href == [f"/plans/{people.plan_id}", 0]
 
                 # From a scope chip in the live feed to the person page.
                 chip = page.locator('#feed a.scope-link[href*="qzalice"]').first

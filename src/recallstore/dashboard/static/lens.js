@@ -11,6 +11,7 @@
   var recordUrl = feed ? feed.dataset.recordUrl : "/records/";
   var snippetsUrl = feed ? feed.dataset.snippetsUrl : null;
   var personUrl = feed && feed.dataset.personUrl ? feed.dataset.personUrl : "/person";
+  var plansUrl = feed && feed.dataset.plansUrl ? feed.dataset.plansUrl : "/plans";
   var maxItems = feed ? parseInt(feed.dataset.maxItems, 10) || 200 : 200;
   var seenIds = new Set();
 
@@ -143,6 +144,25 @@
     return span;
   }
 
+  // Text with each consolidation plan id in it (plan_ and 20 hex digits) linked to the
+  // plan's page; the rest stays text.
+  function withPlanLinks(text) {
+    var span = el("span", "v");
+    var pattern = /\bplan_[0-9a-f]{20}\b/g;
+    var last = 0;
+    var found;
+    text = String(text);
+    while ((found = pattern.exec(text)) !== null) {
+      span.appendChild(document.createTextNode(text.slice(last, found.index)));
+      var link = el("a", "plan-id", found[0]);
+      link.href = plansUrl + "/" + encodeURIComponent(found[0]);
+      span.appendChild(link);
+      last = found.index + found[0].length;
+    }
+    span.appendChild(document.createTextNode(text.slice(last)));
+    return span;
+  }
+
   function plural(count, word) {
     return count + " " + word + (count === 1 ? "" : "s");
   }
@@ -176,7 +196,7 @@
       if (has(data, "superseded_ids") && data.superseded_ids.length) {
         details.push(kv("supersedes", recordLinks(data.superseded_ids)));
       }
-      if (has(data, "reason")) details.push(kv("reason", data.reason));
+      if (has(data, "reason")) details.push(kv("reason", withPlanLinks(data.reason)));
       else if (has(data, "reason_chars")) details.push(kv("reason", plural(data.reason_chars, "char")));
       if (has(data, "contents")) details.push(kv("content", data.contents.join(" | ")));
       var operation = data.operation || "write";
@@ -445,7 +465,9 @@
     return source;
   }
 
-  window.RecallstoreLens = { RENDERERS: RENDERERS, renderEvent: renderEvent, kindOf: kindOf };
+  window.RecallstoreLens = {
+    RENDERERS: RENDERERS, renderEvent: renderEvent, kindOf: kindOf, withPlanLinks: withPlanLinks,
+  };
 
   if (feed) {
     var clear = document.getElementById("feed-clear");
