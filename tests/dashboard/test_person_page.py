@@ -400,3 +400,27 @@ async def test_forget_and_revert_refuse_a_body_they_cannot_read(
     assert len(await _alice(lens)) == 5
     ((_, revision),) = await kept_plans(lens.store.inner)
     assert revision.reverted_at is None
+
+
+async def test_a_read_only_store_forgets_and_reverts_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    clock = FrozenClock()
+    async with SqliteMemoryStore(path, clock=clock) as raw:
+        people = await seed_people(raw, clock)
+    bus = EventBus()
+    async with SqliteMemoryStore(path, read_only=True) as reader:
+        app = create_dashboard_app(ObservedMemoryStore(reader, bus), bus, token=TOKEN)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            await client.get("/", params={"token": TOKEN})
+            preview = await client.get("/person/forget", params=PERSON)
+            assert "5 records" in re.sub(r"<[^>]+>", "", preview.text)
+            forget = await client.post(
+                "/person/forget", data={"scope": "user=qzalice", "confirm": "user=qzalice"}
+            )
+            assert forget.status_code == 503
+            assert "read-only" in forget.text
+            revert = await client.post(f"/plans/{people.plan_id}/revert", data={"confirm": "yes"})
+            assert revert.status_code == 503
+        query = MemorySearchQuery(scope=ALICE, include_invalidated=True)
+        assert len(await reader.search(query)) == 5
