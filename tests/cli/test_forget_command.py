@@ -22,10 +22,14 @@ def test_dry_run_counts_every_record_of_the_scope_and_changes_nothing(cli, seede
     before = read_all(seeded.path)
     result = cli("forget", "--db", seeded.path, "--scope", "user=alice", "--dry-run")
     assert result.code == 0
-    # Superseded, current and expired records alike: four of Alice's.
-    assert result.out.strip() == (
-        f"4 records whose scope contains user=alice would be forgotten from {seeded.path}"
-    )
+    # Superseded, current and expired records alike: four of Alice's, by kind, with
+    # the plans and journal entries the forget would touch (the lens's preview too).
+    assert result.out.splitlines() == [
+        f"4 records whose scope contains user=alice would be forgotten from {seeded.path}",
+        "  4 records (3 fact, 1 episode)",
+        "  0 consolidation plan(s) keep ids only",
+        "  4 journal entries erased, 0 scrubbed of their text and conversation ids",
+    ]
     assert read_all(seeded.path) == before
 
 
@@ -34,7 +38,7 @@ def test_yes_forgets_the_scope_and_nothing_else(cli, seeded) -> None:
         "forget", "--db", seeded.path, "--scope", "tenant=acme", "--scope", "user=alice", "--yes"
     )
     assert result.code == 0
-    assert result.out.strip() == "forgot 4 records whose scope contains tenant=acme user=alice"
+    assert result.out.strip() == "forgot 4 records whose scope contains tenant=acme, user=alice"
     assert [record.id for record in read_all(seeded.path)] == [seeded.tea.id]
     again = cli("forget", "--db", seeded.path, "--scope", "user=alice", "--yes")
     assert again.code == 0
@@ -90,7 +94,7 @@ def _on_a_terminal(path: Path, answer: bytes) -> tuple[int, str]:
             if not chunk:
                 break
             seen += chunk
-        if not answered and b"[y/N]" in seen:
+        if not answered and b"to forget it: " in seen:
             os.write(leader, answer)
             answered = True
         if process.poll() is not None and not ready:
@@ -100,13 +104,50 @@ def _on_a_terminal(path: Path, answer: bytes) -> tuple[int, str]:
 
 
 @pytest.mark.slow
-def test_on_a_terminal_it_asks_and_forgets_only_after_yes(seeded) -> None:
-    code, shown = _on_a_terminal(seeded.path, b"n\n")
-    assert code == 1
-    assert "Forget 4 records whose scope contains user=alice" in shown
-    assert "nothing was forgotten" in shown
-    assert len(_alice_ids(seeded.path)) == 4
-    code, shown = _on_a_terminal(seeded.path, b"yes\n")
+def test_on_a_terminal_it_names_what_goes_and_forgets_only_when_the_scope_is_typed(
+    seeded,
+) -> None:
+    for answer in (b"n\n", b"yes\n", b"user=alic\n"):
+        code, shown = _on_a_terminal(seeded.path, answer)
+        assert code == 1, shown
+        assert "Forgetting user=alice from" in shown
+        assert "4 records (3 fact, 1 episode)" in shown
+        assert "journal entries erased" in shown
+        assert "Type the scope (user=alice) to forget it:" in shown
+        assert "nothing was forgotten" in shown
+        assert len(_alice_ids(seeded.path)) == 4
+    code, shown = _on_a_terminal(seeded.path, b"user = alice\n")
     assert code == 0, shown
     assert "forgot 4 records" in shown
     assert _alice_ids(seeded.path) == set()
+
+
+def test_dry_run_names_the_plans_a_forget_would_redact(cli, tmp_path: Path) -> None:
+    import asyncio
+
+    from recallstore.backends.sqlite import SqliteMemoryStore
+    from recallstore.consolidation import apply_plan, consolidate
+    from recallstore.records import MemoryWriteInput
+
+    path = tmp_path / "plans.db"
+    scope = {"user": "carol"}
+
+    async def seed() -> str:
+        async with SqliteMemoryStore(path) as store:
+            await store.write(
+                [
+                    MemoryWriteInput(scope=scope, content="Likes rye bread.", kind="preference"),
+                    MemoryWriteInput(scope=scope, content="likes rye bread", kind="preference"),
+                ]
+            )
+            plan = await consolidate(store, scope)
+            assert await apply_plan(store, plan) is not None
+            return plan.id
+
+    plan_id = asyncio.run(seed())
+    result = cli("forget", "--db", path, "--scope", "user=carol", "--dry-run")
+    assert result.code == 0
+    assert f"  1 consolidation plan(s) keep ids only: {plan_id}" in result.out.splitlines()
+    assert "  2 records (2 preference)" in result.out.splitlines()
+    forgot = cli("forget", "--db", path, "--scope", "user=carol", "--yes")
+    assert forgot.out.strip() == "forgot 2 records whose scope contains user=carol"

@@ -46,6 +46,8 @@ async def test_snippets_name_what_each_record_says_and_add_no_event(
         "status": "superseded",
         "snippet": "Likes green tea",
         "hidden_characters": 0,
+        "said": tea["observed_at"][:10],
+        "saved": None,  # the same day
     }
     assert len(found[long["id"]]["snippet"]) == SNIPPET_CHARS
     assert found[long["id"]]["snippet"].endswith("…")
@@ -117,7 +119,7 @@ async def test_the_records_page_of_a_scope_draws_its_charts(
         "1 profile",
         "2 fact",
     ]
-    assert "4 records created" in kinds.group(1)
+    assert re.search(r"4 records by the [\w ]+ they were said", kinds.group(1))
     recall = re.search(r'<figure class="chart" id="chart-recall">(.*?)</figure>', page, re.S)
     assert recall is not None
     assert re.search(r"<rect class=\"recall-complete\"", recall.group(1))

@@ -69,7 +69,7 @@ async def test_the_record_page_shows_observed_created_expiry_and_invalidation(
     old, new = await _two_records(store)
     await store.invalidate(old, "moved on")
     page = (await client.get(f"/records/{old}")).text
-    for label in ("Observed", "Created", "Expires", "Invalidated"):
+    for label in ("Said", "Saved", "Expires", "Invalidated"):
         assert f"<dt>{label}</dt>" in page
     assert "2024-05-02" in page
     assert "moved on" in page

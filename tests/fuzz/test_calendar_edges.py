@@ -162,8 +162,9 @@ async def test_the_lens_answers_a_window_or_a_4xx_naming_the_parameter(tmp_path:
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             assert (await client.get("/", params={"token": "lens-token"})).status_code == 303
             for phrase in EDGE_PHRASES:
-                for name in ("since", "until"):
-                    for path in ("/api/records", "/records"):
+                for name in ("since", "until", "as_of"):
+                    paths = ("/api/records", "/records") + (("/person",) if name == "as_of" else ())
+                    for path in paths:
                         response = await client.get(path, params={"scope": "user=u1", name: phrase})
                         assert response.status_code in (200, 400, 422), (path, name, phrase)
                         if response.status_code != 200:

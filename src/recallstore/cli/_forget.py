@@ -9,9 +9,11 @@ from typing import Any, cast
 
 from recallstore._command.database import open_store, parse_scope
 from recallstore._command.errors import EXIT_FAILED, EXIT_USAGE, CliError
+from recallstore._forget_preview import ForgetPreview, preview_forget
 from recallstore.cli._output import count_records, printable
-from recallstore.jsonl import iter_records
-from recallstore.store import FORGET_EXTENSION, MemoryStore, SupportsForget
+from recallstore.errors import MemoryValidationError
+from recallstore.scope_text import format_scope, parse_scope_text
+from recallstore.store import FORGET_EXTENSION, SupportsForget
 
 __all__ = ["add_forget_command", "run_forget"]
 
@@ -19,7 +21,7 @@ __all__ = ["add_forget_command", "run_forget"]
 def add_forget_command(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
     """Add ``recallstore forget`` to the command tree (``parents`` give ``--db``)."""
     forget = commands.add_parser(
-        "forget", parents=parents, help="erase every record of a scope (asks first)"
+        "forget", parents=parents, help="erase every record of a scope (asks for the scope first)"
     )
     forget.add_argument(
         "--scope",
@@ -29,7 +31,9 @@ def add_forget_command(commands: Any, parents: list[argparse.ArgumentParser]) ->
         help="records whose scope contains this pair (repeatable; at least one)",
     )
     forget.add_argument(
-        "--dry-run", action="store_true", help="print how many records would go; change nothing"
+        "--dry-run",
+        action="store_true",
+        help="print what would go (records by kind, plans, journal entries); change nothing",
     )
     forget.add_argument(
         "--yes", action="store_true", help="do not ask (needed when not on a terminal)"
@@ -38,11 +42,16 @@ def add_forget_command(commands: Any, parents: list[argparse.ArgumentParser]) ->
 
 
 def run_forget(args: argparse.Namespace) -> int:
-    """``recallstore forget --scope K=V``: count, confirm, then forget in one transaction."""
+    """``recallstore forget --scope K=V``: preview, confirm, then forget in one transaction.
+
+    The preview (records by kind, consolidation plans and journal entries affected) is
+    :func:`recallstore._forget_preview.preview_forget`'s, the memory lens's too. On a
+    terminal the operator confirms by typing the scope (``user=alice``).
+    """
     scope = parse_scope(args.scope)
     if not scope:
         raise CliError("forget needs at least one --scope KEY=VALUE", EXIT_USAGE)
-    described = " ".join(f"{key}={value}" for key, value in scope.items())
+    described = format_scope(scope)
     store = open_store(args.db, must_exist=True)
     if FORGET_EXTENSION not in store.capabilities().extensions:
         raise CliError(
@@ -57,21 +66,26 @@ def run_forget(args: argparse.Namespace) -> int:
             EXIT_USAGE,
         )
 
-    async def count() -> int:
+    async def preview() -> ForgetPreview:
         async with store:
-            return await _count(store, scope)
+            return await preview_forget(store, scope)
 
-    matching = asyncio.run(count())
+    found = asyncio.run(preview())
     where = printable(f"whose scope contains {described}")
+    details = [printable(f"  {line}") for line in found.describe()]
     if args.dry_run:
-        print(f"{count_records(matching)} {where} would be forgotten from {args.db}")
+        print(f"{count_records(found.total)} {where} would be forgotten from {args.db}")
+        print("\n".join(details))
         return 0
-    if not matching:
+    if not found.touches_anything:
         print(f"no records {where} in {args.db}; nothing to forget")
         return 0
-    if asked and not _confirmed(f"Forget {count_records(matching)} {where} from {args.db}?"):
-        print("nothing was forgotten", file=sys.stderr)
-        return EXIT_FAILED
+    if asked:
+        print(f"Forgetting {described} from {args.db} takes:", file=sys.stderr)
+        print("\n".join(details), file=sys.stderr)
+        if not _confirmed(scope, printable(described)):
+            print("nothing was forgotten", file=sys.stderr)
+            return EXIT_FAILED
 
     async def forget() -> int:
         async with store:
@@ -81,13 +95,16 @@ def run_forget(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _count(store: MemoryStore, scope: dict[str, str]) -> int:
-    """Records whose scope contains ``scope``, invalid and expired ones included."""
-    return sum([1 async for _ in iter_records(store, scope)])
-
-
-def _confirmed(question: str) -> bool:
-    """Ask on the terminal; only 'yes' or 'y' goes ahead."""
-    print(f"{question} This cannot be undone. [y/N] ", end="", file=sys.stderr, flush=True)
-    answer = sys.stdin.readline()
-    return answer.strip().lower() in ("y", "yes")
+def _confirmed(scope: dict[str, str], described: str) -> bool:
+    """Ask on the terminal; only the scope itself, typed again, goes ahead."""
+    print(
+        f"This cannot be undone. Type the scope ({described}) to forget it: ",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
+    answer = sys.stdin.readline().strip()
+    try:
+        return bool(answer) and parse_scope_text([answer]) == scope
+    except MemoryValidationError:
+        return False

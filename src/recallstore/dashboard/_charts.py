@@ -91,10 +91,11 @@ def _unit_for(span: timedelta) -> tuple[timedelta, str, str]:
 
 
 def kinds_over_time(records: Sequence[MemoryRecord]) -> Chart | None:
-    """Records created per time bucket, stacked by kind; None for no records."""
+    """Records by when they were said (``observed_at``) per time bucket, stacked by
+    kind: the shape of a scope's memory over time; None for no records."""
     if not records:
         return None
-    stamps = [record.created_at.astimezone(UTC) for record in records]
+    stamps = [record.observed_at.astimezone(UTC) for record in records]
     unit, pattern, unit_name = _unit_for(max(stamps) - min(stamps))
     first = _EPOCH + ((min(stamps) - _EPOCH) // unit) * unit
     buckets = int((max(stamps) - first) // unit) + 1
@@ -121,7 +122,7 @@ def kinds_over_time(records: Sequence[MemoryRecord]) -> Chart | None:
                     width=round(slot * 0.76, 2),
                     height=round(height, 2),
                     css=f"kind-{kind}",
-                    title=f"{start.strftime(pattern)} UTC: {bucket[kind]} {kind}",
+                    title=f"said {start.strftime(pattern)} UTC: {bucket[kind]} {kind}",
                 )
             )
     last = first + unit * (buckets - 1)
@@ -137,7 +138,7 @@ def kinds_over_time(records: Sequence[MemoryRecord]) -> Chart | None:
         (f"kind-{kind}", f"{kind} {total[kind]}") for kind in MEMORY_KINDS if total[kind]
     )
     caption = (
-        f"{len(records)} records created, per {unit_name}, by kind: "
+        f"{len(records)} records by the {unit_name} they were said, by kind: "
         + ", ".join(f"{total[kind]} {kind}" for kind in MEMORY_KINDS if total[kind])
         + "."
     )

@@ -15,6 +15,7 @@ event, and nothing of it enters the stream, the journal or telemetry.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC
 from typing import Any, Final
 
 from starlette.requests import Request
@@ -43,17 +44,22 @@ def feed_order(events: Iterable[MemoryEvent]) -> list[MemoryEvent]:
 
 def snippet_of(record: MemoryRecord) -> dict[str, Any]:
     """What a feed row shows for ``record``: kind, status, the opening words of its
-    content (invisible characters taken out and counted, whitespace folded)."""
+    content (invisible characters taken out and counted, whitespace folded), the day it
+    was said (``observed_at``, UTC) and the day it was saved when that differs."""
     hidden = len(hidden_characters(record.content))
     visible = "".join(ch for ch in record.content if not is_hidden(ch))
     text = " ".join(visible.split())
     if len(text) > SNIPPET_CHARS:
         text = text[: SNIPPET_CHARS - 1].rstrip() + "…"
+    said = record.observed_at.astimezone(UTC).strftime("%Y-%m-%d")
+    saved = record.created_at.astimezone(UTC).strftime("%Y-%m-%d")
     return {
         "kind": record.kind,
         "status": record.status(utc_now()),
         "snippet": text,
         "hidden_characters": hidden,
+        "said": said,
+        "saved": None if saved == said else saved,
     }
 
 

@@ -7,6 +7,7 @@ untrusted text and must reach the browser as text, never as markup.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
@@ -39,12 +40,13 @@ from recallstore.records import (
     MAX_REASON_CHARS,
     MEMORY_KINDS,
     MemoryHit,
+    MemoryRecord,
     MemorySearchQuery,
 )
 from recallstore.scope_text import format_scope, parse_scope_text
 from recallstore.store import MemoryStore, scope_matches, store_clock, utc_now
 
-__all__ = ["DashboardPages"]
+__all__ = ["DashboardPages", "Problem"]
 
 _DEFAULT_PAGE_LIMIT = 50
 _MAX_BUDGET_CHARS = 1_000_000
@@ -78,24 +80,49 @@ def _templates() -> jinja2.Environment:
     )
     environment.filters["iso"] = lambda moment: moment.astimezone(UTC).isoformat()
     environment.filters["hidden_characters"] = hidden_characters
+    environment.filters["day"] = lambda moment: moment.astimezone(UTC).strftime("%Y-%m-%d")
+    environment.filters["scope_query"] = lambda scope: urlencode(
+        [("scope", f"{key}={value}") for key, value in scope.items()]
+    )
+    environment.filters["plan_parts"] = _plan_parts
     return environment
 
 
+_PLAN_ID = re.compile(r"\bplan_[0-9a-f]{20}\b")
+
+
+def _plan_parts(text: str) -> list[dict[str, Any]]:
+    """``text`` cut into plain parts and consolidation plan ids (to link)."""
+    parts: list[dict[str, Any]] = []
+    last = 0
+    for found in _PLAN_ID.finditer(text):
+        parts.append({"plan": False, "text": text[last : found.start()]})
+        parts.append({"plan": True, "text": found.group()})
+        last = found.end()
+    parts.append({"plan": False, "text": text[last:]})
+    return [part for part in parts if part["text"]]
+
+
 @dataclass(frozen=True, slots=True)
-class _Problem:
+class Problem:
+    """A bad parameter, as a page names it."""
+
     field: str
     message: str
 
     @classmethod
-    def of(cls, error: MemoryValidationError) -> _Problem:
+    def of(cls, error: MemoryValidationError) -> Problem:
+        """The problem ``error`` names."""
         return cls(error.field, error.message)
 
 
 class DashboardPages:
     """The pages, bound to one store: the handlers the app routes to.
 
-    ``store`` is the observed store: searches and recall previews asked for on a page
-    go through it and show in the feed (as run ``dashboard``). ``unobserved_store`` is the
+    ``store`` is the observed store: invalidations and deletes go through it.
+    ``reader`` (default: ``store``) takes the searches and recall previews asked for on
+    a page; they show in the feed as run ``dashboard``, from ``lens_bus`` when the feed
+    is journal-fed (they are never journaled). ``unobserved_store`` is the
     store underneath, for the lens's own bookkeeping reads (a record page and its
     chain walk), which would only be noise in the feed.
     """
@@ -104,6 +131,8 @@ class DashboardPages:
         self,
         store: MemoryStore,
         *,
+        reader: MemoryStore | None = None,
+        lens_bus: EventBus | None = None,
         unobserved_store: MemoryStore,
         bus: EventBus,
         event_types: Sequence[str],
@@ -112,6 +141,8 @@ class DashboardPages:
         max_feed_items: int = 200,
     ) -> None:
         self.store = store
+        self._reader = store if reader is None else reader
+        self._lens_bus = lens_bus
         self._unobserved_store = unobserved_store
         self._bus = bus
         self._event_types = list(event_types)
@@ -176,15 +207,21 @@ class DashboardPages:
     async def feed(self, request: Request) -> HTMLResponse:
         """``/``: the live feed of memory events."""
         root = request.scope.get("root_path", "")
-        error: _Problem | None = None
+        error: Problem | None = None
         scope: dict[str, str] = {}
         try:
             scope = parse_scope_text(request.query_params.getlist("scope"))
         except MemoryValidationError as exc:
-            error = _Problem.of(exc)
+            error = Problem.of(exc)
         stream_params = [("scope", f"{key}={value}") for key, value in scope.items()]
         stream_params.append(("last_event_id", str(self._replay_start())))
         events_url = f"{root}/events/?" + urlencode(stream_params)
+        lens_events_url = ""
+        if self._lens_bus is not None:
+            lens_params = stream_params[:-1]
+            start = max(self._lens_bus.last_id - self._replay, 0)
+            lens_params.append(("last_event_id", str(start)))
+            lens_events_url = f"{root}/lens-events/?" + urlencode(lens_params)
         return self.render(
             request,
             "feed.html",
@@ -193,6 +230,7 @@ class DashboardPages:
             error=error,
             scope_text=format_scope(scope),
             events_url=events_url,
+            lens_events_url=lens_events_url,
             event_types=self._event_types,
             event_lens=_EVENT_LENS,
             max_items=self._max_feed_items,
@@ -212,7 +250,7 @@ class DashboardPages:
     async def records(self, request: Request) -> HTMLResponse:
         """``/records``: records by scope, with search, kinds and "show invalidated"."""
         params = request.query_params
-        error: _Problem | None = None
+        error: Problem | None = None
         hits: list[MemoryHit] = []
         query: MemorySearchQuery | None = None
         try:
@@ -220,15 +258,21 @@ class DashboardPages:
                 request, default_limit=_DEFAULT_PAGE_LIMIT, clock=store_clock(self.store)
             )
             with call_context(run_id=DASHBOARD_RUN_ID):
-                hits = await self.store.search(query)
+                hits = await self._reader.search(query)
         except MemoryValidationError as exc:
-            error = _Problem.of(exc)
+            error = Problem.of(exc)
         scope_text = ", ".join(params.getlist("scope"))
         charts: tuple[Chart | None, Chart | None] = (None, None)
+        saved_since: int | None = None
         if query is not None:
             scope_text = format_scope(query.scope)
             if query.scope:
-                charts = await self._scope_charts(query.scope)
+                listing = await self._scope_listing(query.scope)
+                charts = self._scope_charts(query.scope, listing)
+                if query.as_of is not None:
+                    saved_since = sum(1 for r in listing if r.created_at > query.as_of)
+        as_of = query.as_of if query is not None else None
+        now = utc_now()
         return self.render(
             request,
             "records.html",
@@ -248,17 +292,33 @@ class DashboardPages:
             deleted=params.get("deleted", ""),
             kinds_chart=charts[0],
             recall_chart=charts[1],
+            as_of=as_of,
+            as_of_text=params.get("as_of", ""),
+            request_without_as_of=urlencode(
+                [(key, value) for key, value in params.multi_items() if key != "as_of"]
+            ),
+            saved_since=saved_since,
+            changed_since=[
+                hit.record.id for hit in hits if as_of and hit.record.status(now) != "valid"
+            ],
         )
 
-    async def _scope_charts(self, scope: dict[str, str]) -> tuple[Chart | None, Chart | None]:
-        """The records page's pictures of a scope: its records (every status, the newest
-        1000) by kind over time, and its recent recall blocks against their budget (from
-        the events this lens holds). Read from the store underneath: not a feed event."""
+    async def _scope_listing(self, scope: dict[str, str]) -> list[MemoryRecord]:
+        """A scope's records, every status, the newest 1000. Read from the store
+        underneath: not a feed event."""
         listing = MemorySearchQuery(
             scope=scope, include_invalidated=True, include_expired=True, limit=MAX_LIMIT
         )
-        records = [hit.record for hit in await self._unobserved_store.search(listing)]
-        events = [event for event in self._bus.replay() if scope_matches(event.scope, scope)]
+        return [hit.record for hit in await self._unobserved_store.search(listing)]
+
+    def _scope_charts(
+        self, scope: dict[str, str], records: list[MemoryRecord]
+    ) -> tuple[Chart | None, Chart | None]:
+        """The records page's pictures of a scope: its records by kind over the days
+        they were said, and its recent recall blocks against their budget (from the
+        events this lens holds)."""
+        held = [*self._bus.replay(), *(self._lens_bus.replay() if self._lens_bus else ())]
+        events = [event for event in held if scope_matches(event.scope, scope)]
         return kinds_over_time(records), recall_fullness(events)
 
     async def record(self, request: Request) -> HTMLResponse:
@@ -270,7 +330,7 @@ class DashboardPages:
         request: Request,
         record_id: str,
         *,
-        error: _Problem | None = None,
+        error: Problem | None = None,
         status_code: int = 200,
     ) -> HTMLResponse:
         record = await self._unobserved_store.get(record_id)
@@ -306,7 +366,7 @@ class DashboardPages:
                 await self.store.invalidate(record_id, reason)
         except MemoryValidationError as exc:
             return await self._record_page(
-                request, record_id, error=_Problem.of(exc), status_code=422
+                request, record_id, error=Problem.of(exc), status_code=422
             )
         except MemoryNotFoundError:
             return self.error_page(
@@ -326,7 +386,7 @@ class DashboardPages:
                 )
         except MemoryValidationError as exc:
             return await self._record_page(
-                request, record_id, error=_Problem.of(exc), status_code=422
+                request, record_id, error=Problem.of(exc), status_code=422
             )
         record = await self._unobserved_store.get(record_id)
         if record is None:
@@ -342,7 +402,7 @@ class DashboardPages:
     async def recall(self, request: Request) -> HTMLResponse:
         """``/recall``: the exact turn-1 block an agent in a scope would get for a text."""
         params = request.query_params
-        error: _Problem | None = None
+        error: Problem | None = None
         recall: Recall | None = None
         block: str | None = None
         scope: dict[str, str] = {}
@@ -356,13 +416,13 @@ class DashboardPages:
                         "text", f"is {len(text)} characters; the maximum is {MAX_CONTENT_CHARS}"
                     )
                 recall = await assemble_recall(
-                    self.store, scope, text, budget_chars=budget, run_id=DASHBOARD_RUN_ID
+                    self._reader, scope, text, budget_chars=budget, run_id=DASHBOARD_RUN_ID
                 )
                 block = render_recall(recall)
         except MemoryValidationError as exc:
-            error = _Problem.of(exc)
+            error = Problem.of(exc)
         except ConfigurationError:  # assemble_recall refuses an empty scope
-            error = _Problem("scope", "give the scope the agent would recall for (key=value)")
+            error = Problem("scope", "give the scope the agent would recall for (key=value)")
         return self.render(
             request,
             "recall.html",

@@ -8,11 +8,12 @@ parameter, which each surface turns into its own kind of answer.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 
-from recallstore._when import TimeWindow, UnknownTimePhrase, resolve_since_until
+from recallstore._when import TimeWindow, UnknownTimePhrase, resolve_phrase, resolve_since_until
 from recallstore.errors import MemoryValidationError
 from recallstore.records import MAX_LIMIT, MemorySearchQuery, check_invalid_reason
 from recallstore.scope_text import parse_scope_text
@@ -20,6 +21,7 @@ from recallstore.store import Clock, utc_now
 
 __all__ = [
     "DASHBOARD_RUN_ID",
+    "as_of_param",
     "check_reason",
     "int_param",
     "observed_window",
@@ -53,10 +55,10 @@ def search_from_params(
     """The search a records page or API call asks for through its query string.
 
     ``scope`` (repeatable, ``key=value``), ``q``, ``kind`` (repeatable), ``tag``
-    (repeatable), ``invalidated=1``, ``expired=1``, ``limit``, and the observed window
+    (repeatable), ``invalidated=1``, ``expired=1``, ``limit``, the observed window
     ``since`` / ``until`` (ISO dates or phrases such as "last week", read in UTC at
-    ``clock``, the store's). Bad values raise :class:`MemoryValidationError` naming the
-    parameter.
+    ``clock``, the store's) and ``as_of`` (:func:`as_of_param`). Bad values raise
+    :class:`MemoryValidationError` naming the parameter.
     """
     params = request.query_params
     kinds = params.getlist("kind")
@@ -72,7 +74,25 @@ def search_from_params(
         include_expired=params.get("expired") == "1",
         observed_after=window.start,
         observed_before=window.end,
+        as_of=as_of_param(params.get("as_of"), clock),
     )
+
+
+def as_of_param(text: str | None, clock: Clock = utc_now) -> datetime | None:
+    """The instant an ``as_of`` parameter names, for time travel: the end of the period a
+    phrase or ISO date names ("2026-11-01" is the end of that day, UTC; "last week" the
+    end of last week), an ISO time exactly, never later than now (``clock``); None when
+    blank. :class:`MemoryValidationError` on ``as_of`` for text it cannot read."""
+    if text is None or not text.strip():
+        return None
+    now = clock()
+    try:
+        window = resolve_phrase(text, now)
+    except UnknownTimePhrase as exc:
+        raise MemoryValidationError("as_of", str(exc), text) from None
+    if window.end is None or window.end > now:
+        return now
+    return window.end
 
 
 def observed_window(since: str | None, until: str | None, clock: Clock = utc_now) -> TimeWindow:

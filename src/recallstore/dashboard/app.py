@@ -6,10 +6,14 @@ Routes (all behind the token, except ``/static`` and ``/favicon.ico``):
 * ``/records``: records by scope, with search, kinds, "show invalidated";
 * ``/records/{id}``: one record, its provenance and its supersede chain;
 * ``/recall``: the exact turn-1 recall block for a scope and a first message;
-* ``/plans``, ``/api/plans``: the applied consolidation plans with their diffs;
+* ``/person``: everything memory holds for one scope, as of now or another time, with
+  its JSONL export and "forget this person" (``/person/export``, ``/person/forget``);
+* ``/plans``, ``/plans/{id}``, ``/api/plans``: the applied consolidation plans with
+  their diffs; a plan's page reverts it (``POST /plans/{id}/revert``);
 * ``/api/records`` …: a small JSON API (write, read, search, invalidate);
 * ``/api/events``, ``/api/snippets``: the feed in time order, and what its records say;
-* ``/events``: the SSE stream (``recallstore.events.sse``).
+* ``/events``: the SSE stream (``recallstore.events.sse``); on a journal-fed bus also
+  ``/lens-events``, the lens's own searches and recall previews (never journaled).
 
 Starlette is imported when the app is built, not when this module is, so the core
 library works without the ``server`` extra.
@@ -86,8 +90,9 @@ def create_dashboard_app(
         from recallstore.dashboard._auth import TokenGate
         from recallstore.dashboard._feed import FeedApi
         from recallstore.dashboard._pages import DashboardPages
+        from recallstore.dashboard._person import PersonView
         from recallstore.dashboard._plans import PlansView
-        from recallstore.events import EVENT_TYPES, ObservedMemoryStore
+        from recallstore.events import EVENT_TYPES, EventBus, ObservedMemoryStore
         from recallstore.events.sse import create_sse_app
     except ImportError as exc:
         if isinstance(exc, MissingDependencyError):
@@ -100,8 +105,23 @@ def create_dashboard_app(
             "the live feed would never show its events"
         )
     observed = store if isinstance(store, ObservedMemoryStore) else ObservedMemoryStore(store, bus)
+    # The lens's own searches and recall previews are shown in its feed, marked as the
+    # lens's, and never journaled. A journal-fed bus carries only what the journal holds,
+    # so on one they go to a bus of the lens's own, streamed at /lens-events.
+    lens_bus: EventBus | None = None
+    reader = observed
+    if bus.numbered_by == "journal":
+        lens_bus = EventBus(replay_size=bus.replay_size)
+        reader = ObservedMemoryStore(
+            observed.inner,
+            lens_bus,
+            include_content=observed.include_content,
+            include_query_text=observed.include_query_text,
+        )
     pages = DashboardPages(
         observed,
+        reader=reader,
+        lens_bus=lens_bus,
         unobserved_store=observed.inner,
         event_types=EVENT_TYPES,
         store_label=_store_label(store),
@@ -117,6 +137,7 @@ def create_dashboard_app(
         return RedirectResponse(f"{root}/static/favicon.svg", status_code=308)
 
     plans = PlansView(pages, observed.inner)
+    person = PersonView(pages, observed, [bus] if lens_bus is None else [bus, lens_bus])
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status_code = exc.status_code if isinstance(exc, HTTPException) else 500
@@ -145,6 +166,13 @@ def create_dashboard_app(
         Route("/api/snippets", feed_api.snippets, methods=["GET"]),
         Route("/favicon.ico", favicon),
         Route("/plans", plans.page, name="plans"),
+        Route("/plans/{plan_id:str}", plans.plan_page, name="plan"),
+        Route("/plans/{plan_id:str}/revert", plans.revert, methods=["POST"]),
+        Route("/person", person.page, name="person"),
+        Route("/person/export", person.export, methods=["GET"]),
+        Route("/person/forget", person.forget_page, methods=["GET"]),
+        Route("/person/forget", person.forget, methods=["POST"]),
+        Route("/person/forgotten", person.forgotten, methods=["GET"]),
         Route("/api/plans", plans.api, methods=["GET"]),
         Route("/api/records", api.create, methods=["POST"]),
         Route("/api/records", api.search, methods=["GET"]),
@@ -152,6 +180,11 @@ def create_dashboard_app(
         Route("/api/records/{record_id:str}", api.delete, methods=["DELETE"]),
         Route("/api/records/{record_id:str}/invalidate", api.invalidate, methods=["POST"]),
         Mount("/events", app=create_sse_app(bus, token=token, history=history), name="events"),
+        *(
+            []
+            if lens_bus is None
+            else [Mount("/lens-events", app=create_sse_app(lens_bus, token=token))]
+        ),
         Mount(
             "/static",
             app=StaticFiles(packages=[("recallstore.dashboard", "static")]),

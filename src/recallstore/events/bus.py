@@ -248,6 +248,28 @@ class EventBus:
         with self._lock:
             return tuple(self._replay)
 
+    def rewrite(self, change: Callable[[MemoryEvent], MemoryEvent | None]) -> int:
+        """Replace each retained event by ``change(event)``: None drops it, the same
+        event keeps it; return how many were dropped or replaced.
+
+        For what a ``forget`` erased or scrubbed in the journal: a later subscriber's
+        replay (and the memory lens's feed) no longer shows it. Ids and order stay; events
+        already queued for an open subscription are not recalled.
+        """
+        with self._lock:
+            changed = 0
+            kept: list[MemoryEvent] = []
+            for event in self._replay:
+                new = change(event)
+                if new is not event:
+                    changed += 1
+                if new is not None:
+                    kept.append(new)
+            if changed:
+                self._replay.clear()
+                self._replay.extend(kept)
+        return changed
+
     def stats(self) -> BusStats:
         """The bus's counters."""
         with self._lock:

@@ -294,7 +294,8 @@ class ObservedMemoryStore:
         """The wrapped store's ``forget(scope)`` (the ``"forget"`` extension), traced as a
         ``delete_memory`` span with no record id and the count; emits
         ``agent.memory.write`` (operation ``delete``, no ids: a store with a journal
-        journals the deleted ids itself). Raises
+        journals the deleted ids itself) with an empty scope, as the journal has it:
+        the forgotten scope's values are what is forgotten. Raises
         :class:`~recallstore.errors.ConfigurationError` without the extension."""
         store = self._store
         if not isinstance(store, SupportsForget) or (
@@ -310,10 +311,10 @@ class ObservedMemoryStore:
                 removed = await store.forget(pairs)
             except Exception as exc:
                 failure = {"ok": False, "error": type(exc).__name__}
-                self._publish(trace, MemoryWriteEvent, pairs, {**data, **failure})
+                self._publish(trace, MemoryWriteEvent, {}, {**data, **failure})
                 self._finished(trace, StoreCall("forget", {"scope": pairs}, None), failed=True)
                 raise
-            self._publish(trace, MemoryWriteEvent, pairs, {**data, "count": removed})
+            self._publish(trace, MemoryWriteEvent, {}, {**data, "count": removed})
             self._declared(trace, StoreCall("forget", {"scope": pairs}, removed))
         return removed
 

@@ -139,7 +139,20 @@ def rewrite_rows(
     db: sqlite3.Connection, rewrites: Sequence[tuple[int, Mapping[str, Any] | None]]
 ) -> None:
     """Delete each row whose new envelope is None, replace the others' (in the open
-    transaction; ``secure_delete`` zeroes what the old rows held)."""
+    transaction; ``secure_delete`` zeroes what the old rows held).
+
+    The table's newest row is never deleted (``seq`` has no AUTOINCREMENT: the next
+    append would reuse its id, and a journal-fed bus would drop that event as one it
+    had delivered): it stays, emptied of its scope, conversation and run ids and text.
+    """
+    rewrites = list(rewrites)
+    (newest,) = db.execute("SELECT max(seq) FROM memory_journal").fetchone()
+    if any(seq == newest and envelope is None for seq, envelope in rewrites):
+        (kept,) = db.execute(
+            "SELECT envelope FROM memory_journal WHERE seq = ?", (newest,)
+        ).fetchone()
+        rewrites = [(seq, e) for seq, e in rewrites if seq != newest]
+        rewrites.append((newest, _emptied(json.loads(kept))))
     db.executemany(
         "DELETE FROM memory_journal WHERE seq = ?",
         [(seq,) for seq, envelope in rewrites if envelope is None],
@@ -152,6 +165,16 @@ def rewrite_rows(
             if envelope is not None
         ],
     )
+
+
+def _emptied(envelope: Mapping[str, Any]) -> dict[str, Any]:
+    """``envelope`` with nothing of who or what: no scope, conversation or run id, and
+    no text (``contents``, ``reason``, ``query``); its type, time, ids and counts stay."""
+    data = {
+        key: None if key in ("contents", "reason", "query") else value
+        for key, value in dict(envelope.get("data") or {}).items()
+    }
+    return {**envelope, "scope": {}, "conversation_id": None, "run_id": None, "data": data}
 
 
 def prune_before(db: sqlite3.Connection, cutoff: str) -> int:

@@ -10,6 +10,8 @@
   var emptyHint = document.getElementById("feed-empty");
   var recordUrl = feed ? feed.dataset.recordUrl : "/records/";
   var snippetsUrl = feed ? feed.dataset.snippetsUrl : null;
+  var personUrl = feed && feed.dataset.personUrl ? feed.dataset.personUrl : "/person";
+  var plansUrl = feed && feed.dataset.plansUrl ? feed.dataset.plansUrl : "/plans";
   var maxItems = feed ? parseInt(feed.dataset.maxItems, 10) || 200 : 200;
   var seenIds = new Set();
 
@@ -33,7 +35,7 @@
   // Events carry ids, kinds and counts, not content. Each record link starts as its id
   // and is filled in with the record's kind and opening words, read from the store
   // behind the token (/api/snippets, batched); a record no longer stored says so.
-  var snippets = new Map();   // id -> {kind, status, snippet, hidden_characters} or null
+  var snippets = new Map();   // id -> {kind, status, snippet, hidden_characters, said, saved} or null
   var waiting = new Map();    // id -> [links] still to fill
   var fetchTimer = null;
 
@@ -47,6 +49,12 @@
     }
     link.dataset.status = info.status;
     link.appendChild(el("span", "ref-kind", info.kind));
+    if (info.said) {
+      // The day it was said; the day it was saved beside it when another.
+      var said = el("span", "ref-said", info.saved ? info.said + " (saved " + info.saved + ")" : info.said);
+      said.title = "the day it was said" + (info.saved ? "; saved another day" : "");
+      link.appendChild(said);
+    }
     link.appendChild(el("span", "ref-text", info.snippet));
     if (info.hidden_characters) {
       link.appendChild(el("span", "ref-hidden", "+" + plural(info.hidden_characters, "invisible character")));
@@ -115,14 +123,43 @@
     return span;
   }
 
+  // A scope's chips link to its person page (everything memory holds for it).
   function scopeChips(scope) {
     var span = el("span", "scope");
     var keys = scope ? Object.keys(scope) : [];
-    if (!keys.length) span.appendChild(el("span", "muted", "(any)"));
+    if (!keys.length) {
+      span.appendChild(el("span", "muted", "(any)"));
+      return span;
+    }
+    var link = el("a", "scope-link");
+    link.href = personUrl + "?" + keys.map(function (key) {
+      return "scope=" + encodeURIComponent(key + "=" + scope[key]);
+    }).join("&");
+    link.title = "everything memory holds for this scope";
     keys.forEach(function (key) {
-      span.appendChild(el("code", "chip", key + "=" + scope[key]));
-      span.appendChild(document.createTextNode(" "));
+      link.appendChild(el("code", "chip", key + "=" + scope[key]));
+      link.appendChild(document.createTextNode(" "));
     });
+    span.appendChild(link);
+    return span;
+  }
+
+  // Text with each consolidation plan id in it (plan_ and 20 hex digits) linked to the
+  // plan's page; the rest stays text.
+  function withPlanLinks(text) {
+    var span = el("span", "v");
+    var pattern = /\bplan_[0-9a-f]{20}\b/g;
+    var last = 0;
+    var found;
+    text = String(text);
+    while ((found = pattern.exec(text)) !== null) {
+      span.appendChild(document.createTextNode(text.slice(last, found.index)));
+      var link = el("a", "plan-id", found[0]);
+      link.href = plansUrl + "/" + encodeURIComponent(found[0]);
+      span.appendChild(link);
+      last = found.index + found[0].length;
+    }
+    span.appendChild(document.createTextNode(text.slice(last)));
     return span;
   }
 
@@ -159,7 +196,7 @@
       if (has(data, "superseded_ids") && data.superseded_ids.length) {
         details.push(kv("supersedes", recordLinks(data.superseded_ids)));
       }
-      if (has(data, "reason")) details.push(kv("reason", data.reason));
+      if (has(data, "reason")) details.push(kv("reason", withPlanLinks(data.reason)));
       else if (has(data, "reason_chars")) details.push(kv("reason", plural(data.reason_chars, "char")));
       if (has(data, "contents")) details.push(kv("content", data.contents.join(" | ")));
       var operation = data.operation || "write";
@@ -321,6 +358,15 @@
     item.appendChild(time);
     var typeLabel = el("span", "type", type.replace(/^agent\.memory\./, ""));
     typeLabel.title = type;
+    // The lens's own calls (run "dashboard"): an operator's searches and recall previews
+    // (never journaled) and curation (invalidate, delete, forget, revert).
+    if (envelope.run_id === "dashboard") {
+      item.classList.add("lens");
+      var mark = el("span", "lens-mark", "lens");
+      mark.title = "this lens's own call (run dashboard); its searches and recall previews are never journaled";
+      typeLabel.appendChild(document.createTextNode(" "));
+      typeLabel.appendChild(mark);
+    }
     item.appendChild(typeLabel);
     item.appendChild(el("span", "summary", parts.summary));
 
@@ -366,8 +412,8 @@
     feed.insertBefore(item, next);
   }
 
-  function show(envelope) {
-    var key = envelope.id !== undefined ? String(envelope.id) : null;
+  function show(envelope, stream) {
+    var key = envelope.id !== undefined ? (stream || "") + String(envelope.id) : null;
     if (key !== null) {
       if (seenIds.has(key)) return;
       seenIds.add(key);
@@ -378,7 +424,7 @@
     if (seenIds.size > maxItems * 4) seenIds = new Set();
   }
 
-  function onMessage(message) {
+  function onMessage(message, stream) {
     var envelope;
     try {
       envelope = JSON.parse(message.data);
@@ -388,15 +434,26 @@
     if (!envelope || typeof envelope !== "object") envelope = { data: envelope };
     if (!envelope.type) envelope.type = message.type;
     if (envelope.id === undefined && message.lastEventId) envelope.id = message.lastEventId;
-    show(envelope);
+    show(envelope, stream);
+  }
+
+  // The lens's own searches and recall previews, on a journal-fed lens: a second
+  // stream, numbered apart (its ids are kept apart from the journal's in seenIds).
+  function connectLens(url) {
+    var source = new EventSource(url);
+    var handle = function (message) { onMessage(message, "lens:"); };
+    knownTypes.forEach(function (type) { source.addEventListener(type, handle); });
+    source.addEventListener("message", handle);
+    return source;
   }
 
   function connect() {
     var source = new EventSource(feed.dataset.eventsUrl);
+    var handle = function (message) { onMessage(message, ""); };
     // Named SSE events only reach listeners registered for their name; unnamed ones
     // arrive as "message".
-    knownTypes.forEach(function (type) { source.addEventListener(type, onMessage); });
-    source.addEventListener("message", onMessage);
+    knownTypes.forEach(function (type) { source.addEventListener(type, handle); });
+    source.addEventListener("message", handle);
     source.addEventListener("open", function () { setStatus("connected", "live"); });
     source.addEventListener("error", function () {
       if (source.readyState === EventSource.CLOSED) {
@@ -408,7 +465,9 @@
     return source;
   }
 
-  window.RecallstoreLens = { RENDERERS: RENDERERS, renderEvent: renderEvent, kindOf: kindOf };
+  window.RecallstoreLens = {
+    RENDERERS: RENDERERS, renderEvent: renderEvent, kindOf: kindOf, withPlanLinks: withPlanLinks,
+  };
 
   if (feed) {
     var clear = document.getElementById("feed-clear");
@@ -419,5 +478,6 @@
       });
     }
     connect();
+    if (feed.dataset.lensEventsUrl) connectLens(feed.dataset.lensEventsUrl);
   }
 })();
