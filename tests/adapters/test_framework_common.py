@@ -26,6 +26,8 @@ ADAPTERS = {
     "langchain": ("langchain_core", "langchain"),
     "langgraph": ("langgraph", "langgraph"),
     "anthropic": ("anthropic", "anthropic"),
+    "agent_framework": ("agent_framework", "agent-framework"),
+    "llama_index": ("llama_index", "llama-index"),
 }
 
 
