@@ -20,7 +20,8 @@ Needs the ``llama-index`` extra.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +78,14 @@ class LlamaIndexMemory:
         return Memory.from_defaults(
             session_id=session.conversation_id, memory_blocks=[self.block(session)], **options
         )
+
+    @asynccontextmanager
+    async def conversation(self, session: MemorySession, **options: Any) -> AsyncIterator[Memory]:
+        """:meth:`memory` for the block's duration, captured (:meth:`capture`) when it
+        ends without an error."""
+        memory = self.memory(session, **options)
+        yield memory
+        await self.capture(memory)
 
     def tool_spec(self, session: MemorySession) -> RecallstoreToolSpec:
         """The memory tools of ``session``, as a tool spec."""
