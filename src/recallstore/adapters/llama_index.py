@@ -32,6 +32,7 @@ from recallstore.adapters._session import (
     _is_error,
     _result_text,
 )
+from recallstore.adapters._unavailable import UNAVAILABLE as _UNAVAILABLE
 from recallstore.capability import MemoryCapability
 from recallstore.capture import CaptureResult
 from recallstore.errors import StoreUnavailableError
@@ -44,18 +45,6 @@ with _framework_imports("llama_index", "the LlamaIndex adapter", "llama-index"):
     from pydantic import PrivateAttr
 
 __all__ = ["LlamaIndexMemory", "MemorySession", "RecallstoreMemoryBlock", "RecallstoreToolSpec"]
-
-_UNAVAILABLE = {
-    "ok": False,
-    "error": {
-        "code": "unavailable",
-        "message": (
-            "Memory is unavailable right now; this call may not have taken effect. "
-            "Carry on without memory and do not tell the user anything was saved."
-        ),
-        "fields": [],
-    },
-}
 
 
 class LlamaIndexMemory:
