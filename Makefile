@@ -35,7 +35,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 .venv-crewai/.installed: pyproject.toml | $(BIN)/python
 	$(PYTHON) -m venv .venv-crewai
 	.venv-crewai/bin/python -m pip install --quiet --upgrade pip
-	.venv-crewai/bin/python -m pip install --quiet -e '.[crewai,testing,sqlite]' 'pytest-timeout>=2.3'
+	.venv-crewai/bin/python -m pip install --quiet -e '.[crewai,testing,sqlite]' 'pytest-timeout>=2.3' 'mypy>=1.11'
 	touch $@
 
 ## demo: two conversations of a scripted agent with memory on a SQLite file,
@@ -75,10 +75,12 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests examples benchmarks
 	$(BIN)/ruff format --check src tests examples benchmarks
 
-## typecheck: mypy --strict on src/ and on tests/ (tests may leave fixtures unannotated)
-typecheck: $(VENV)/.installed-dev
+## typecheck: mypy --strict on src/ and on tests/ (tests may leave fixtures unannotated);
+## the CrewAI adapter and its tests again in .venv-crewai, against CrewAI's own types
+typecheck: $(VENV)/.installed-dev .venv-crewai/.installed
 	$(BIN)/mypy --strict src
 	$(BIN)/mypy --strict tests
+	.venv-crewai/bin/mypy --strict src/recallstore/adapters/crewai.py tests/adapters/crewai
 
 ## layers: the import layering of docs/contributing.md (import-linter)
 layers: $(VENV)/.installed-dev

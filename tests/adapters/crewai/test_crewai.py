@@ -28,7 +28,7 @@ def run(memory: CrewAIMemory, llm: ScriptedLLM, text: str) -> str:
         tools=memory.tools,
     )
     task = Task(description=text, expected_output="A reply", agent=agent)
-    return str(Crew(agents=[agent], tasks=[task]).kickoff().raw)
+    return str(Crew(agents=[agent], tasks=[task]).kickoff())
 
 
 def story_of(sync_store: SyncMemoryStore) -> Story:

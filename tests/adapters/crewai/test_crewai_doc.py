@@ -5,6 +5,8 @@ what conversation 1 said is captured once, however often its hook runs."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +53,24 @@ def test_the_crewai_snippet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         "user: I moved to Lisbon.",
         "user: Where do I live?",
     ]
+
+
+@pytest.mark.slow
+def test_the_crewai_snippet_passes_mypy_strict_with_crewai_installed(tmp_path: Path) -> None:
+    """tests/docs/test_snippet_types.py checks it where CrewAI is not installed (its names
+    are Any there); here it is checked against CrewAI's own types."""
+    path = tmp_path / "crewai_snippet.py"
+    path.write_text(snippets()["CrewAI"], encoding="utf-8")
+    root = Path(__file__).resolve().parents[3]
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--config-file", "pyproject.toml", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def saved(shown: list[dict[str, Any]]) -> str:
