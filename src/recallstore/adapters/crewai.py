@@ -17,6 +17,10 @@ toolbox does), so a mistake never becomes a CrewAI tool error. CrewAI shows the 
 any exception a tool raises, cause included, and carries on: so a store failure reaches
 the model as ``unavailable`` (as over MCP) and the host in :attr:`~CrewAIMemory.failures`.
 
+:class:`RecallstoreStorage` is CrewAI's own slot: a ``StorageBackend`` for its unified
+``Memory`` (``Crew(memory=Memory(storage=..., embedder=storage.embedder))``), bound to
+the host's scope, where ``update`` supersedes and ``delete`` invalidates.
+
 Needs the ``crewai`` extra, in an environment of its own: CrewAI 1.15 pins ``mcp<2``,
 which the ``mcp`` extra's ``mcp>=2`` excludes.
 """
@@ -37,7 +41,9 @@ with _framework_imports("crewai", "the CrewAI adapter", "crewai"):
     from crewai.tools import BaseTool
     from pydantic import BaseModel, ConfigDict
 
-__all__ = ["CrewAIMemory", "MemorySession"]
+from recallstore.adapters._crewai_storage import RecallstoreStorage
+
+__all__ = ["CrewAIMemory", "MemorySession", "RecallstoreStorage"]
 
 
 class CrewAIMemory:
