@@ -35,7 +35,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 .venv-crewai/.installed: pyproject.toml | $(BIN)/python
 	$(PYTHON) -m venv .venv-crewai
 	.venv-crewai/bin/python -m pip install --quiet --upgrade pip
-	.venv-crewai/bin/python -m pip install --quiet -e '.[crewai,testing,sqlite]' 'pytest-timeout>=2.3' 'mypy>=1.11'
+	.venv-crewai/bin/python -m pip install --quiet -e '.[crewai,testing,sqlite]' 'pytest-timeout>=2.3' 'mypy>=1.11' 'coverage>=7.6'
 	touch $@
 
 ## demo: two conversations of a scripted agent with memory on a SQLite file,
@@ -52,14 +52,15 @@ serve: $(VENV)/.installed-semantic
 # Postgres tests skip and the total drops by design: the report is shown, not enforced.
 COVERAGE_FLOOR := $(if $(RECALLSTORE_REQUIRE_POSTGRES),,--fail-under=0)
 
-## test: install what the tests need and run them all, measuring coverage
+## test: install what the tests need and run them all, measuring coverage (the CrewAI
+## tests from .venv-crewai, into the same coverage data)
 ## (with PostgreSQL, as in CI, the run fails below fail_under in pyproject.toml).
 ## Coverage starts before pytest, so modules its plugins import (ours too) are measured.
 test: $(VENV)/.installed-dev .venv-langchain/.installed .venv-crewai/.installed
 	$(BIN)/python -m coverage erase
 	$(BIN)/python -m coverage run -m pytest
+	RECALLSTORE_REQUIRE_CREWAI=1 .venv-crewai/bin/python -m coverage run --append -m pytest -q tests/adapters/crewai
 	$(BIN)/python -m coverage report --show-missing --skip-covered $(COVERAGE_FLOOR)
-	RECALLSTORE_REQUIRE_CREWAI=1 .venv-crewai/bin/python -m pytest -q tests/adapters/crewai
 
 ## test-fast: the contributor's inner loop: every test but those marked slow or browser,
 ## without coverage (`make test` and CI still run everything)
