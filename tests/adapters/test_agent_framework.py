@@ -160,3 +160,21 @@ async def test_the_tools_alone_on_an_agent(capability, story) -> None:
     hits = await story.store.search(MemorySearchQuery(scope=story.scope))
     assert [hit.record.content for hit in hits] == [story.new]
     assert client.instructions(0) is None  # without the provider: no recall
+
+
+async def test_the_hosts_own_tools_run_beside_the_memory_tools(capability, story) -> None:
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        return f"Sunny in {city}."
+
+    memory = RecallstoreContextProvider(capability, capture=False)
+    client = ScriptedClient(
+        [call("weather", {"city": "Lisbon"}), call("memory_list", {}, "call-2"), ["Sunny."]]
+    )
+    agent = Agent(client=client, tools=[weather], context_providers=[memory])
+    await agent.run("Weather?", session=memory.session(story.scope, "conv-1"))
+    shown = [
+        c.result for m in client.calls[-1][0] for c in m.contents if c.type == "function_result"
+    ]
+    assert shown[0] == "Sunny in Lisbon."
+    story.check_empty(shown[1])
