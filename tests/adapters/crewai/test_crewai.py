@@ -167,3 +167,21 @@ def test_captured_records_are_episodes_in_the_scope(sync_store, sync_capability)
     memory.capture([("user", "Hello."), ("assistant", "Hi.")])
     hits = sync_store.search(MemorySearchQuery(scope=story.scope))
     assert {hit.record.kind for hit in hits} == {"episode"}
+
+
+async def test_the_async_kickoff_runs_the_same(sync_store, sync_capability) -> None:
+    story = story_of(sync_store)
+    memory = CrewAIMemory(sync_capability, MemorySession(story.scope, "conv-1"))
+    llm = ScriptedLLM([act("memory_save", story.save_old()), answer("Noted.")])
+    agent = Agent(
+        role="Planner",
+        goal="Plan",
+        backstory=memory.instructions("Hi"),
+        llm=llm,
+        tools=memory.tools,
+    )
+    task = Task(description="I live in Porto.", expected_output="A reply", agent=agent)
+    crew = Crew(agents=[agent], tasks=[task], after_kickoff_callbacks=[memory.after_kickoff])
+    assert str(await crew.kickoff_async()) == "Noted."
+    kinds = sorted(h.record.kind for h in sync_store.search(MemorySearchQuery(scope=story.scope)))
+    assert kinds == ["episode", "episode", "profile"]  # the save, and the captured run
