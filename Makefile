@@ -30,6 +30,14 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	.venv-langchain/bin/python -m pip install --quiet 'langchain-mcp-adapters>=0.3.2'
 	touch $@
 
+# CrewAI pins mcp<2 and an older pydantic than the dev extra: it gets its own
+# environment, with recallstore and what its tests need (tests/adapters/crewai).
+.venv-crewai/.installed: pyproject.toml | $(BIN)/python
+	$(PYTHON) -m venv .venv-crewai
+	.venv-crewai/bin/python -m pip install --quiet --upgrade pip
+	.venv-crewai/bin/python -m pip install --quiet -e '.[crewai,testing,sqlite]' 'pytest-timeout>=2.3' 'mypy>=1.11' 'coverage>=7.6'
+	touch $@
+
 ## demo: two conversations of a scripted agent with memory on a SQLite file,
 ## recalled by meaning with the default embedder (the semantic extra)
 demo: $(VENV)/.installed-semantic
@@ -44,18 +52,21 @@ serve: $(VENV)/.installed-semantic
 # Postgres tests skip and the total drops by design: the report is shown, not enforced.
 COVERAGE_FLOOR := $(if $(RECALLSTORE_REQUIRE_POSTGRES),,--fail-under=0)
 
-## test: install what the tests need and run them all, measuring coverage
+## test: install what the tests need and run them all, measuring coverage (the CrewAI
+## tests from .venv-crewai, into the same coverage data)
 ## (with PostgreSQL, as in CI, the run fails below fail_under in pyproject.toml).
 ## Coverage starts before pytest, so modules its plugins import (ours too) are measured.
-test: $(VENV)/.installed-dev .venv-langchain/.installed
+test: $(VENV)/.installed-dev .venv-langchain/.installed .venv-crewai/.installed
 	$(BIN)/python -m coverage erase
 	$(BIN)/python -m coverage run -m pytest
+	RECALLSTORE_REQUIRE_CREWAI=1 .venv-crewai/bin/python -m coverage run --append -m pytest -q tests/adapters/crewai
 	$(BIN)/python -m coverage report --show-missing --skip-covered $(COVERAGE_FLOOR)
 
 ## test-fast: the contributor's inner loop: every test but those marked slow or browser,
 ## without coverage (`make test` and CI still run everything)
-test-fast: $(VENV)/.installed-dev .venv-langchain/.installed
+test-fast: $(VENV)/.installed-dev .venv-langchain/.installed .venv-crewai/.installed
 	$(BIN)/python -m pytest -q -m "not slow and not browser"
+	RECALLSTORE_REQUIRE_CREWAI=1 .venv-crewai/bin/python -m pytest -q tests/adapters/crewai
 
 ## check: the static checks CI and pre-commit run: lint, typecheck, layers
 check: lint typecheck layers
@@ -65,10 +76,12 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests examples benchmarks
 	$(BIN)/ruff format --check src tests examples benchmarks
 
-## typecheck: mypy --strict on src/ and on tests/ (tests may leave fixtures unannotated)
-typecheck: $(VENV)/.installed-dev
+## typecheck: mypy --strict on src/ and on tests/ (tests may leave fixtures unannotated);
+## the CrewAI adapter and its tests again in .venv-crewai, against CrewAI's own types
+typecheck: $(VENV)/.installed-dev .venv-crewai/.installed
 	$(BIN)/mypy --strict src
 	$(BIN)/mypy --strict tests
+	.venv-crewai/bin/mypy --strict src/recallstore/adapters/crewai.py tests/adapters/crewai
 
 ## layers: the import layering of docs/contributing.md (import-linter)
 layers: $(VENV)/.installed-dev
@@ -106,4 +119,4 @@ bench-hybrid: $(VENV)/.installed-bench-hybrid
 	$(BIN)/python benchmarks/vector_shortlist.py
 
 clean:
-	rm -rf $(VENV) .venv-langchain .pytest_cache .mypy_cache .ruff_cache build dist
+	rm -rf $(VENV) .venv-langchain .venv-crewai .pytest_cache .mypy_cache .ruff_cache build dist

@@ -96,6 +96,13 @@ OTHER_PAGES: dict[str, dict[int, str]] = {
         0: "",
         1: "from recallstore.store import MemoryStore\nraw_store: MemoryStore\nsecret: str\n",
     },
+    "docs/framework-adapters.md": {
+        0: "from typing import Any\nfrom agent_framework import SupportsChatGetResponse\n"
+        "client: SupportsChatGetResponse[Any]\n",
+        1: "from llama_index.core.llms.function_calling import FunctionCallingLLM\n"
+        "llm: FunctionCallingLLM\n",
+        2: "",  # CrewAI: not installed beside mypy (.venv-crewai), so its names are Any here
+    },
     "docs/hybrid-search.md": {
         0: "from recallstore.embedding import Embedder\nmy_embedder: Embedder\n",
         1: "from recallstore import SqliteMemoryStore\n",
