@@ -2,8 +2,8 @@
 
 Each broken backend is a bundled one with one erasure step taken out (issue 36): the
 plans not redacted, deleted records kept aside, the journal not scrubbed, the SQLite
-``-wal`` not emptied, the evolution ledger's rows kept (issue 39). The same kit test passes on the real backends (their
-conformance runs).
+``-wal`` not emptied, the evolution ledger's rows kept (issue 39). The same kit test
+passes on the real backends (their conformance runs).
 """
 
 from __future__ import annotations
