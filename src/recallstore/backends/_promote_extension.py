@@ -211,7 +211,7 @@ class PromotesRecords(Generic[Handle]):
         pairs = _check_scope(scope)
         self._check_open()
         async with self._reading() as handle:
-            rows = await self._ledger_rows(handle, None)
+            rows = await self._ledger_rows(handle, None, pairs)
         return promotions_from(row for row in rows if row.scope == pairs)
 
     async def ledger(
@@ -307,8 +307,11 @@ class PromotesRecords(Generic[Handle]):
         """Append ``entry`` in the transaction ``handle``."""
         raise NotImplementedError(f"{type(self).__name__} keeps no ledger")
 
-    async def _ledger_rows(self, handle: Handle, record_id: str | None) -> list[LedgerEntry]:
-        """Every ledger row (of ``record_id`` only, when given), oldest first."""
+    async def _ledger_rows(
+        self, handle: Handle, record_id: str | None, scope: dict[str, str] | None = None
+    ) -> list[LedgerEntry]:
+        """Every ledger row (of ``record_id`` only, when given; of exactly ``scope``,
+        when given: a superset is fine, the caller filters), oldest first."""
         raise NotImplementedError(f"{type(self).__name__} keeps no ledger")
 
     async def _delete_ledger_rows(self, handle: Handle, ids: Sequence[str]) -> None:

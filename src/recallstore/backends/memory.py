@@ -206,7 +206,9 @@ class InMemoryMemoryStore(
     async def _append_ledger(self, handle: None, entry: LedgerEntry) -> None:
         self._ledger.append(entry)
 
-    async def _ledger_rows(self, handle: None, record_id: str | None) -> list[LedgerEntry]:
+    async def _ledger_rows(
+        self, handle: None, record_id: str | None, scope: dict[str, str] | None = None
+    ) -> list[LedgerEntry]:
         return [e for e in self._ledger if record_id is None or e.record_id == record_id]
 
     async def _delete_ledger_rows(self, handle: None, ids: Sequence[str]) -> None:

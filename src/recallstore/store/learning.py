@@ -56,6 +56,7 @@ __all__ = [
     "ledger_entry_from_row",
     "ledger_entry_row",
     "promotions_from",
+    "scope_text",
 ]
 
 PROMOTE_EXTENSION: Final = "promote"
@@ -342,6 +343,11 @@ LedgerRow = tuple[str, str, str, str, str]
 """``(id, record_id, scope JSON, at, body JSON)``."""
 
 
+def scope_text(scope: Mapping[str, str]) -> str:
+    """A canonical scope as the ledger's ``scope`` column holds it (one text per scope)."""
+    return json.dumps(dict(scope), sort_keys=True, ensure_ascii=False)
+
+
 def ledger_entry_row(entry: LedgerEntry) -> LedgerRow:
     """``entry`` as a row of text columns."""
     body = {
@@ -355,7 +361,7 @@ def ledger_entry_row(entry: LedgerEntry) -> LedgerRow:
     return (
         entry.id,
         entry.record_id,
-        json.dumps(entry.scope, sort_keys=True, ensure_ascii=False),
+        scope_text(entry.scope),
         format_timestamp(entry.at),
         json.dumps(body, ensure_ascii=False),
     )

@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from recallstore.backends._promote_extension import PromotesRecords
 from recallstore.records import Provenance
-from recallstore.store.learning import LedgerEntry, ledger_entry_from_row, ledger_entry_row
+from recallstore.store.learning import (
+    LedgerEntry,
+    ledger_entry_from_row,
+    ledger_entry_row,
+    scope_text,
+)
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -26,7 +31,8 @@ _COLUMNS = "id, record_id, scope, at, body"
 
 
 def migration(schema: str) -> list[str]:
-    """Schema version 13 (issue 39): the evolution ledger, read oldest first and by record."""
+    """Schema version 13 (issue 39): the evolution ledger, read oldest first, by record
+    and by exact scope (the canonical JSON text)."""
     return [
         f"""CREATE TABLE {schema}.memory_ledger (
             seq bigserial PRIMARY KEY,
@@ -37,6 +43,7 @@ def migration(schema: str) -> list[str]:
             body text NOT NULL
         )""",
         f"CREATE INDEX memory_ledger_record ON {schema}.memory_ledger (record_id, seq)",
+        f"CREATE INDEX memory_ledger_scope ON {schema}.memory_ledger (scope, seq)",
     ]
 
 
@@ -67,13 +74,20 @@ class PostgresLedger(PromotesRecords["AsyncConnection[Any]"]):
         )
 
     async def _ledger_rows(
-        self, handle: AsyncConnection[Any], record_id: str | None
+        self,
+        handle: AsyncConnection[Any],
+        record_id: str | None,
+        scope: dict[str, str] | None = None,
     ) -> list[LedgerEntry]:
         sql = f"SELECT {_COLUMNS} FROM {self._schema}.memory_ledger"
-        if record_id is None:
-            cursor = await handle.execute(sql + " ORDER BY seq")
-        else:
+        if record_id is not None:
             cursor = await handle.execute(sql + " WHERE record_id = %s ORDER BY seq", (record_id,))
+        elif scope is not None:
+            cursor = await handle.execute(
+                sql + " WHERE scope = %s ORDER BY seq", (scope_text(scope),)
+            )
+        else:
+            cursor = await handle.execute(sql + " ORDER BY seq")
         return [ledger_entry_from_row(row) for row in await cursor.fetchall()]
 
     async def _delete_ledger_rows(self, handle: AsyncConnection[Any], ids: Sequence[str]) -> None:

@@ -17,7 +17,12 @@ import aiosqlite
 from recallstore.backends._promote_extension import PromotesRecords
 from recallstore.backends.sqlite.rows import json_text
 from recallstore.records import Provenance, format_timestamp
-from recallstore.store.learning import LedgerEntry, ledger_entry_from_row, ledger_entry_row
+from recallstore.store.learning import (
+    LedgerEntry,
+    ledger_entry_from_row,
+    ledger_entry_row,
+    scope_text,
+)
 
 if TYPE_CHECKING:
     from recallstore.backends.sqlite.commit import GroupCommit
@@ -34,9 +39,11 @@ MIGRATION: Final[tuple[str, ...]] = (
         body TEXT NOT NULL
     )""",
     "CREATE INDEX memory_ledger_record ON memory_ledger (record_id, seq)",
+    "CREATE INDEX memory_ledger_scope ON memory_ledger (scope, seq)",
 )
 """Schema version 13 (issue 39): the evolution ledger, one row per corroborate,
-promote and demote, read oldest first (``seq``) and by record."""
+promote and demote, read oldest first (``seq``), by record and by exact scope (the
+canonical JSON text: what every prompt's overlay reads)."""
 
 _COLUMNS = "id, record_id, scope, at, body"
 
@@ -45,11 +52,16 @@ def _insert(db: sqlite3.Connection, row: tuple[str, ...]) -> None:
     db.execute(f"INSERT INTO memory_ledger ({_COLUMNS}) VALUES (?, ?, ?, ?, ?)", row).close()
 
 
-def _select(db: sqlite3.Connection, record_id: str | None) -> list[tuple[Any, ...]]:
-    if record_id is None:
-        return db.execute(f"SELECT {_COLUMNS} FROM memory_ledger ORDER BY seq").fetchall()
-    sql = f"SELECT {_COLUMNS} FROM memory_ledger WHERE record_id = ? ORDER BY seq"
-    return db.execute(sql, (record_id,)).fetchall()
+def _select(
+    db: sqlite3.Connection, record_id: str | None, scope: str | None
+) -> list[tuple[Any, ...]]:
+    if record_id is not None:
+        sql = f"SELECT {_COLUMNS} FROM memory_ledger WHERE record_id = ? ORDER BY seq"
+        return db.execute(sql, (record_id,)).fetchall()
+    if scope is not None:
+        sql = f"SELECT {_COLUMNS} FROM memory_ledger WHERE scope = ? ORDER BY seq"
+        return db.execute(sql, (scope,)).fetchall()
+    return db.execute(f"SELECT {_COLUMNS} FROM memory_ledger ORDER BY seq").fetchall()
 
 
 def _delete(db: sqlite3.Connection, ids: list[str]) -> None:
@@ -80,9 +92,13 @@ class SqliteLedger(PromotesRecords[aiosqlite.Connection]):
         self._commits.later(_insert, ledger_entry_row(entry))
 
     async def _ledger_rows(
-        self, handle: aiosqlite.Connection, record_id: str | None
+        self,
+        handle: aiosqlite.Connection,
+        record_id: str | None,
+        scope: dict[str, str] | None = None,
     ) -> list[LedgerEntry]:
-        rows = await self._commits.now(handle, _select, record_id)
+        text = None if scope is None else scope_text(scope)
+        rows = await self._commits.now(handle, _select, record_id, text)
         return [ledger_entry_from_row(row) for row in rows]
 
     async def _delete_ledger_rows(self, handle: aiosqlite.Connection, ids: Sequence[str]) -> None:
