@@ -10,7 +10,7 @@ Real stores: an SQLite file and the in-memory store.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,13 @@ from recallstore import (
 )
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.prompt import LEARNED_OPEN, RECALL_OPEN
-from recallstore.scripted import Reply, ScriptedConversation, ScriptedModel, ToolCall
+from recallstore.scripted import (
+    Reply,
+    ScriptedConversation,
+    ScriptedModel,
+    StepSource,
+    ToolCall,
+)
 from recallstore.store import SupportsPromotion, conversations_of
 from recallstore.toolset import MEMORY_TOOLS
 
@@ -67,7 +73,7 @@ async def _conversation(
     scope: dict[str, str],
     conversation_id: str,
     user_text: str,
-    steps: list[ToolCall | Reply | Callable[..., ToolCall | Reply]],
+    steps: list[StepSource],
 ) -> tuple[MemoryInstance, ScriptedConversation]:
     instance = await capability.instantiate(
         scope, conversation_id=conversation_id, first_user_text=user_text
@@ -94,7 +100,10 @@ async def _prompt(capability: MemoryCapability, scope: dict[str, str], conversat
 
 async def test_a_lesson_taught_three_times_is_learned_and_unlearned(store: MemoryStore) -> None:
     capability = MemoryCapability(store, scope_fields=("user",))
-    teach = [ToolCall("memory_save", {"content": METRIC, "kind": "preference"}), Reply("noted")]
+    teach: list[StepSource] = [
+        ToolCall("memory_save", {"content": METRIC, "kind": "preference"}),
+        Reply("noted"),
+    ]
     await _conversation(capability, ANA, "c-1", "Please use metric units.", teach)
     await _conversation(capability, ANA, "c-2", "Metric, please, always.", teach)
     # Conversation 3 is about something else, and the model tries to promote on its own.
@@ -199,9 +208,7 @@ async def test_no_model_tool_promotes(store: MemoryStore) -> None:
     assert not [name for name in names if "promot" in name or "learn" in name]
     capability = MemoryCapability(store, scope_fields=("user",))
     # The model saves the lesson five times and tries to smuggle a target into the save.
-    steps: list[ToolCall | Reply | Callable[..., ToolCall | Reply]] = [
-        ToolCall("memory_save", {"content": METRIC}) for _ in range(5)
-    ]
+    steps: list[StepSource] = [ToolCall("memory_save", {"content": METRIC}) for _ in range(5)]
     steps.append(ToolCall("memory_save", {"content": METRIC, "target": {"section": "background"}}))
     steps.append(ToolCall("memory_save", {"content": METRIC, "promote": True}))
     steps.append(Reply("done"))
