@@ -5,7 +5,7 @@ supports; it passes the host's gate, appears in conversation 5's system prompt a
 learned line naming those three conversations, and a demote puts the prompt back byte
 for byte. The gate holds against too little evidence, a contradicted lesson and a
 missing approval; a model's tool call cannot promote; another scope never sees it.
-Real stores: an SQLite file and the in-memory store.
+Real stores: an SQLite file, a PostgreSQL schema and the in-memory store.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from tests.postgres_server import postgres_schema, postgres_url
 
 from recallstore import (
     InMemoryMemoryStore,
@@ -28,6 +29,7 @@ from recallstore import (
     PromotionRefusedError,
     Provenance,
 )
+from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.prompt import LEARNED_OPEN, RECALL_OPEN
 from recallstore.scripted import (
@@ -39,6 +41,8 @@ from recallstore.scripted import (
 )
 from recallstore.store import SupportsPromotion, conversations_of
 from recallstore.toolset import MEMORY_TOOLS
+
+__all__ = ["postgres_schema", "postgres_url"]
 
 ANA = {"user": "ana"}
 BO = {"user": "bo"}
@@ -52,13 +56,16 @@ HOST_GATE = PromotionGate(
 awareness domains only with a person's approval."""
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "memory", "postgres"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[MemoryStore]:
-    backend: MemoryStore = (
-        SqliteMemoryStore(tmp_path / "memory.db")
-        if request.param == "sqlite"
-        else InMemoryMemoryStore()
-    )
+    backend: MemoryStore
+    if request.param == "sqlite":
+        backend = SqliteMemoryStore(tmp_path / "memory.db")
+    elif request.param == "postgres":
+        url = request.getfixturevalue("postgres_url")
+        backend = PostgresMemoryStore(url, schema=request.getfixturevalue("postgres_schema"))
+    else:
+        backend = InMemoryMemoryStore()
     async with backend:
         yield backend
 

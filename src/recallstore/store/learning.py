@@ -236,12 +236,14 @@ class PromotionGate:
     kinds: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
-        if self.min_supports < 1 or self.min_conversations < 1:
-            raise MemoryValidationError(
-                "min_supports",
-                "a gate asks for at least one piece of evidence from one conversation",
-                (self.min_supports, self.min_conversations),
-            )
+        for name in ("min_supports", "min_conversations"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise MemoryValidationError(
+                    name,
+                    "a gate asks for at least one piece of evidence from one conversation",
+                    value,
+                )
         if self.min_age < timedelta(0):
             raise MemoryValidationError("min_age", "must not be negative", self.min_age)
         unknown = sorted(set(self.approval_for) - set(PROMOTION_KINDS))
