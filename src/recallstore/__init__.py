@@ -34,8 +34,16 @@ from recallstore.errors import (
     StoreUnavailableError,
 )
 from recallstore.events import EVENT_TYPES, EventBus, MemoryEvent, ObservedMemoryStore
+from recallstore.learning import Learned, assemble_learned
 from recallstore.load import load_memory_store
-from recallstore.prompt import Awareness, Manual, RenderContext, render_recall
+from recallstore.prompt import (
+    Awareness,
+    LearnedLine,
+    Manual,
+    RenderContext,
+    render_learned,
+    render_recall,
+)
 from recallstore.recall import Recall, RecallObserver, assemble_recall
 from recallstore.records import (
     DEFAULT_LIMIT,
@@ -54,7 +62,17 @@ from recallstore.records import (
 from recallstore.scope_text import format_scope, parse_scope_text
 from recallstore.scoped_memory import ScopedMemory
 from recallstore.scripted import Reply, ScriptedConversation, ScriptedModel, ToolCall
-from recallstore.store import MemoryStore, deterministic_ids
+from recallstore.store import (
+    PROMOTE_EXTENSION,
+    PROMOTION_KINDS,
+    LedgerEntry,
+    MemoryStore,
+    Promotion,
+    PromotionGate,
+    PromotionRefusedError,
+    SupportsPromotion,
+    deterministic_ids,
+)
 from recallstore.sync import SyncMemoryCapability, SyncMemoryStore, SyncToolbox
 from recallstore.toolbox import MemoryToolbox
 from recallstore.tools import (
@@ -98,6 +116,8 @@ __all__ = [
     "MAX_LIMIT",
     "MEMORY_KINDS",
     "MEMORY_TOOLS",
+    "PROMOTE_EXTENSION",
+    "PROMOTION_KINDS",
     "AlteredDependencyError",
     "Awareness",
     "BaseMemoryStore",
@@ -112,6 +132,9 @@ __all__ = [
     "EventBus",
     "InMemoryMemoryStore",
     "IncompatibleDependencyError",
+    "Learned",
+    "LearnedLine",
+    "LedgerEntry",
     "Manual",
     "MemoryCapability",
     "MemoryConflictError",
@@ -132,6 +155,9 @@ __all__ = [
     "MissingDependencyError",
     "ObservedMemoryStore",
     "PostgresMemoryStore",
+    "Promotion",
+    "PromotionGate",
+    "PromotionRefusedError",
     "Provenance",
     "QueryEmbedder",
     "Recall",
@@ -147,6 +173,7 @@ __all__ = [
     "StoreIncompatibleError",
     "StoreUnavailableError",
     "SupersedeChain",
+    "SupportsPromotion",
     "SyncMemoryCapability",
     "SyncMemoryStore",
     "SyncToolbox",
@@ -158,6 +185,7 @@ __all__ = [
     "ToolSpec",
     "__version__",
     "anthropic_tool",
+    "assemble_learned",
     "assemble_recall",
     "call_context",
     "capture",
@@ -171,6 +199,7 @@ __all__ = [
     "openai_tool",
     "parse_scope_text",
     "register_backend",
+    "render_learned",
     "render_recall",
     "supersede_chain",
 ]

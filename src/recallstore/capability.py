@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 
+from recallstore.context import call_context
 from recallstore.errors import ConfigurationError
+from recallstore.learning import DEFAULT_LEARNED_BUDGET_CHARS, Learned, assemble_learned
 from recallstore.prompt import render_recall
 from recallstore.recall import (
     DEFAULT_BUDGET_CHARS,
@@ -44,6 +46,14 @@ class MemoryInstance:
     recall: Recall
     recall_block: str | None
     """The recall block for the system prompt; None when nothing was recalled."""
+    learned: Learned | None = None
+    """The promoted records of the scope rendered as standing instructions, with each
+    line's source (:class:`~recallstore.learning.Learned`)."""
+
+    @property
+    def learned_block(self) -> str | None:
+        """The ``<learned_instructions>`` block; None when nothing is learned."""
+        return None if self.learned is None else self.learned.block
 
     @property
     def manual(self) -> str:
@@ -52,8 +62,9 @@ class MemoryInstance:
 
     @property
     def instructions(self) -> str:
-        """The manual followed by the recall block (when there is one), ready for a prompt."""
-        return _instructions(self.manual, self.recall_block)
+        """The manual, the learned block and the recall block (each when there is one),
+        ready for a prompt."""
+        return _instructions(self.manual, self.recall_block, self.learned_block)
 
 
 class MemoryCapability:
@@ -82,6 +93,7 @@ class MemoryCapability:
         recall_limit: int = DEFAULT_RECALL_LIMIT,
         profile_limit: int = DEFAULT_PROFILE_LIMIT,
         author: str | None = None,
+        learned_budget_chars: int = DEFAULT_LEARNED_BUDGET_CHARS,
     ) -> None:
         if isinstance(scope_fields, str):
             raise ConfigurationError(
@@ -95,10 +107,11 @@ class MemoryCapability:
             raise ConfigurationError(f"scope_fields must be non-empty strings, got {bad!r}")
         if len(set(fields)) != len(fields):
             raise ConfigurationError(f"scope_fields has duplicates: {list(fields)!r}")
-        if budget_chars < 0 or recall_limit < 0 or profile_limit < 0:
+        if min(budget_chars, recall_limit, profile_limit, learned_budget_chars) < 0:
             raise ConfigurationError(
-                "budget_chars, recall_limit and profile_limit must be >= 0, got "
-                f"{budget_chars}, {recall_limit}, {profile_limit}"
+                "budget_chars, recall_limit, profile_limit and learned_budget_chars must be "
+                f">= 0, got {budget_chars}, {recall_limit}, {profile_limit}, "
+                f"{learned_budget_chars}"
             )
         self.store = store
         self.scope_fields = fields
@@ -107,6 +120,7 @@ class MemoryCapability:
         self.recall_limit = recall_limit
         self.profile_limit = profile_limit
         self.author = author
+        self.learned_budget_chars = learned_budget_chars
         self._handles: OrderedDict[tuple[str, str], dict[str, str]] = OrderedDict()
 
     def scope_for(self, session_scope: Mapping[str, str]) -> dict[str, str]:
@@ -149,6 +163,7 @@ class MemoryCapability:
             time_zone,
             clock,
         )
+        learned = await self._learned(toolbox, conversation_id, run_id)
         return MemoryInstance(
             scope=toolbox.scope,
             conversation_id=conversation_id,
@@ -156,7 +171,21 @@ class MemoryCapability:
             toolbox=toolbox,
             recall=recall,
             recall_block=recall_block,
+            learned=learned,
         )
+
+    async def _learned(
+        self, toolbox: MemoryToolbox, conversation_id: str | None, run_id: str | None
+    ) -> Learned:
+        """The scope's promoted records as the learned block (in the conversation's
+        call context, on its clock)."""
+        with call_context(conversation_id=conversation_id, run_id=run_id):
+            return await assemble_learned(
+                self.store,
+                toolbox.scope,
+                budget_chars=self.learned_budget_chars,
+                now=toolbox.now(),
+            )
 
     def toolbox(
         self,
@@ -271,10 +300,12 @@ async def memory_prompt(
     toolbox, _, recall_block = await capability._turn_one(
         capability.scope_for(scope), first_user_text, conversation_id, run_id, clock=clock
     )
-    return _instructions(toolbox.manual, recall_block)
+    learned = await capability._learned(toolbox, conversation_id, run_id)
+    return _instructions(toolbox.manual, recall_block, learned.block)
 
 
-def _instructions(manual: str, recall_block: str | None) -> str:
-    if recall_block is None:
-        return manual
-    return f"{manual}\n\n{recall_block}"
+def _instructions(manual: str, recall_block: str | None, learned_block: str | None = None) -> str:
+    # The learned block stands apart from the recall block and before it: instructions
+    # the host promoted, then notes. Without one the text is exactly what it was.
+    parts = [manual, learned_block, recall_block]
+    return "\n\n".join(part for part in parts if part is not None)

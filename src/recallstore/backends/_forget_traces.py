@@ -8,6 +8,8 @@ for every backend, over two journal primitives (rows that may hold a trace, and 
 rewrite) and the revise extension's ``_replace_revision``:
 
 * a kept revision naming a deleted record keeps ids only (``redact_revision``);
+* the evolution ledger's rows of a deleted record, and every row of a forgotten
+  scope, go (``_promote_extension``);
 * a journal row whose scope contains the forgotten scope goes (it is about the
   forgotten scope alone); any other row loses the deleted records' text
   (``contents``, ``reason``: the whole list, for a batch) and every conversation or
@@ -110,6 +112,9 @@ class ErasesTraces(Generic[Handle]):
         redact = getattr(self, "_redact_revisions", None)
         if redact is not None:
             await redact(handle, deleted, scope)
+        erase_ledger = getattr(self, "_erase_ledger", None)
+        if erase_ledger is not None:
+            await erase_ledger(handle, deleted, scope)
         if self._journal is None:
             return
         if self._journal_buffer is not None:

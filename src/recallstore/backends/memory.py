@@ -26,6 +26,7 @@ from recallstore._search.query import (
 from recallstore.backends._forget_extension import ForgetsScopes, Forgotten
 from recallstore.backends._forget_traces import provenance_of
 from recallstore.backends._hybrid import HybridSearch
+from recallstore.backends._promote_extension import PromotesRecords
 from recallstore.backends._revise_extension import RevisesRecords
 from recallstore.backends._time_filters import stands_then
 from recallstore.backends._vectors import Matrix, numpy, top_cosine
@@ -37,14 +38,22 @@ from recallstore.backends.base import (
 )
 from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError
-from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery, format_timestamp
+from recallstore.records import (
+    MemoryHit,
+    MemoryRecord,
+    MemorySearchQuery,
+    Provenance,
+    format_timestamp,
+)
 from recallstore.store import (
     EXPORT_EXTENSION,
     FORGET_EXTENSION,
     IDEMPOTENCY_EXTENSION,
     IMPORT_EXTENSION,
+    PROMOTE_EXTENSION,
     REVISE_EXTENSION,
     Clock,
+    LedgerEntry,
     StoredRevision,
     new_record_id,
     scope_matches,
@@ -58,9 +67,11 @@ MEMORY_TARGET: Final = "memory:"
 """The store target (``--db``, ``RECALLSTORE_DB``) of a new in-memory store."""
 
 
-class InMemoryMemoryStore(RevisesRecords[None], ForgetsScopes[None], HybridSearch[None]):
+class InMemoryMemoryStore(
+    PromotesRecords[None], RevisesRecords[None], ForgetsScopes[None], HybridSearch[None]
+):
     """A process-local ``MemoryStore``: keyword or hybrid search, not durable, import,
-    export, forget.
+    export, forget, revise, promote.
 
     Everything is lost when the process exits. It is usable without ``open()``;
     after ``aclose()`` calls fail until it is opened again, its records intact.
@@ -76,6 +87,7 @@ class InMemoryMemoryStore(RevisesRecords[None], ForgetsScopes[None], HybridSearc
             IDEMPOTENCY_EXTENSION,
             FORGET_EXTENSION,
             REVISE_EXTENSION,
+            PROMOTE_EXTENSION,
         }
     )
 
@@ -96,6 +108,7 @@ class InMemoryMemoryStore(RevisesRecords[None], ForgetsScopes[None], HybridSearc
         self._postings: dict[str, set[str]] = {}
         self._tokens = 0
         self._revisions: dict[str, StoredRevision] = {}
+        self._ledger: list[LedgerEntry] = []
         self._lock = asyncio.Lock()
         self._closed = False
         # Its records live as long as this object: so does its id.
@@ -183,6 +196,22 @@ class InMemoryMemoryStore(RevisesRecords[None], ForgetsScopes[None], HybridSearc
 
     async def _replace_revision(self, handle: None, revision: StoredRevision) -> None:
         self._revisions[revision.id] = revision
+
+    async def _set_supports(
+        self, handle: None, id: str, supports: tuple[Provenance, ...], at: datetime
+    ) -> None:
+        update = {"supports": supports, "updated_at": at}
+        self._records[id] = self._records[id].model_copy(update=update)
+
+    async def _append_ledger(self, handle: None, entry: LedgerEntry) -> None:
+        self._ledger.append(entry)
+
+    async def _ledger_rows(self, handle: None, record_id: str | None) -> list[LedgerEntry]:
+        return [e for e in self._ledger if record_id is None or e.record_id == record_id]
+
+    async def _delete_ledger_rows(self, handle: None, ids: Sequence[str]) -> None:
+        doomed = set(ids)
+        self._ledger = [e for e in self._ledger if e.id not in doomed]
 
     async def _delete(self, id: str) -> None:
         async with self._lock:

@@ -2,7 +2,8 @@
 
 One module a topic: ``protocol`` (the protocol, the lifecycle, the named extensions),
 ``ids`` (record ids), ``clock`` (the store's clock), ``new_records`` (records built from
-write inputs), ``transfer`` (import batches) and ``revise`` (the revision extension).
+write inputs), ``transfer`` (import batches), ``revise`` (the revision extension) and
+``learning`` (the promote extension: corroborate, promote, demote, the ledger).
 Import the names from here.
 """
 
@@ -16,6 +17,20 @@ from recallstore.store.ids import (
     new_record_id,
     new_record_ids,
     store_id_from,
+)
+from recallstore.store.learning import (
+    LEARN_EVENT_TYPE,
+    PROMOTE_EXTENSION,
+    PROMOTION_KINDS,
+    GateDecision,
+    LedgerEntry,
+    Promotion,
+    PromotionGate,
+    PromotionKind,
+    PromotionRefusedError,
+    SupportsPromotion,
+    conversations_of,
+    evidence_of,
 )
 from recallstore.store.new_records import NewRecords, record_from_input, records_from_inputs
 from recallstore.store.observed import check_observed_at, observed_at_saved
@@ -51,12 +66,21 @@ __all__ = [
     "IDEMPOTENCY_EXTENSION",
     "IMPORT_EXTENSION",
     "JOURNAL_EXTENSION",
+    "LEARN_EVENT_TYPE",
     "MAX_QUERY_TERMS",
+    "PROMOTE_EXTENSION",
+    "PROMOTION_KINDS",
     "REVISE_EXTENSION",
     "Clock",
+    "GateDecision",
+    "LedgerEntry",
     "MemoryStore",
     "MonotonicClock",
     "NewRecords",
+    "Promotion",
+    "PromotionGate",
+    "PromotionKind",
+    "PromotionRefusedError",
     "RecordChange",
     "RecordUndo",
     "StoreLifecycle",
@@ -64,13 +88,16 @@ __all__ = [
     "SupportsExportRecords",
     "SupportsForget",
     "SupportsImportRecords",
+    "SupportsPromotion",
     "SupportsRevise",
     "SupportsStoreId",
     "check_import_batch",
     "check_observed_at",
     "check_record_id",
     "common_scope",
+    "conversations_of",
     "deterministic_ids",
+    "evidence_of",
     "ids_from",
     "is_storable_id",
     "is_valid_record_id",
