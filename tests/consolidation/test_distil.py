@@ -22,10 +22,15 @@ from recallstore.consolidation import (
     read_kept_plans,
     revert_distillation,
 )
-from recallstore.errors import MemoryConflictError, MemoryNotFoundError, MemoryValidationError
+from recallstore.errors import (
+    ConfigurationError,
+    MemoryConflictError,
+    MemoryNotFoundError,
+    MemoryValidationError,
+)
 from recallstore.jsonl import iter_records
-from recallstore.records import MemoryRecord, MemorySearchQuery, MemoryWriteInput
-from recallstore.store import MemoryStore
+from recallstore.records import MemoryRecord, MemorySearchQuery, MemoryWriteInput, Provenance
+from recallstore.store import PROMOTE_EXTENSION, MemoryStore, SupportsPromotion, conversations_of
 
 ANA = {"tenant": "acme", "user": "ana"}
 BO = {"tenant": "acme", "user": "bo"}
@@ -205,3 +210,38 @@ async def test_nothing_runs_without_a_distiller_or_captured_records() -> None:
         plan = await distil(store, ANA, [ModelDistiller(_model(count))])
         assert plan.facts == ()
         assert asked == []
+
+
+async def test_a_fact_already_stored_is_corroborated_not_copied(opener: Opener) -> None:
+    async with opener() as store:
+        await _conversations(store)
+        saved = MemoryWriteInput(
+            scope=ANA,
+            kind="preference",
+            content="The user never flies before 9 am",  # equal but for the full stop
+            provenance=Provenance(conversation_id="c-1", author="assistant"),
+        )
+        (known,) = await store.write([saved])
+        plan = await distil(store, ANA, [ModelDistiller(_model(_lesson_model))])
+        assert plan.added == ()
+        (fact,) = plan.corroborations
+        assert fact.corroborates == known.id
+        assert f"~ [{known.id}] The user never flies before 9 am." in plan.diff()
+        before = await _everything(store)
+        if PROMOTE_EXTENSION not in store.capabilities().extensions:
+            with pytest.raises(ConfigurationError, match="'promote' extension"):
+                await apply_distillation(store, plan)
+            assert await _everything(store) == before
+            return
+        assert isinstance(store, SupportsPromotion)
+        applied = await apply_distillation(store, plan)
+        assert applied.added == []
+        (record,) = applied.corroborated
+        assert record.id == known.id
+        assert conversations_of(record) == ("c-1", "c-2", "c-3")
+        rows = await store.ledger(ANA, record_id=known.id)
+        assert [r.action for r in rows] == ["corroborate"] * 3
+        assert {r.actor for r in rows} == {f"distillation {plan.id}"}
+        again = await distil(store, ANA, [ModelDistiller(_model(_lesson_model))])
+        assert again.facts == ()  # every conversation already stands behind it
+        assert "already states it" in again.rejected[0].problem

@@ -30,15 +30,22 @@ from recallstore.consolidation.distil import (
 from recallstore.consolidation.plan import PlannedRecord
 from recallstore.consolidation.run import _revising, scope_records
 from recallstore.consolidation.validate import DEFAULT_FACT_CAP, check_facts
-from recallstore.errors import MemoryConflictError, MemoryNotFoundError, MemoryValidationError
+from recallstore.errors import (
+    ConfigurationError,
+    MemoryConflictError,
+    MemoryNotFoundError,
+    MemoryValidationError,
+)
 from recallstore.jsonl import iter_records
 from recallstore.records import MemoryRecord, MemoryWriteInput, Provenance
 from recallstore.sameness import normal_form
 from recallstore.store import (
     IDEMPOTENCY_EXTENSION,
+    PROMOTE_EXTENSION,
     MemoryStore,
     RecordChange,
     StoredRevision,
+    SupportsPromotion,
     utc_now,
 )
 from recallstore.values import canonical_scope
@@ -148,6 +155,7 @@ async def apply_distillation(store: MemoryStore, plan: Distillation) -> AppliedD
     changed) when a record it cites or corroborates is no longer valid. Applying the
     same plan again adds nothing on a store with idempotency keys."""
     _revising(store)  # a plan it could not revert is not applied
+    promoting = _promoting(store, plan)
     for record_id in plan.quotes:
         found = await store.get(record_id)
         if found is None or found.is_invalidated or found.scope != plan.scope:
@@ -157,17 +165,42 @@ async def apply_distillation(store: MemoryStore, plan: Distillation) -> AppliedD
     keyed = IDEMPOTENCY_EXTENSION in store.capabilities().extensions
     inputs = [_write_input(plan, fact, n, keyed) for n, fact in enumerate(plan.added)]
     added = await store.write(inputs) if inputs else []
-    corroborated = [await _corroborate(store, plan, fact) for fact in plan.corroborations]
+    corroborated = []
+    if promoting is not None:
+        corroborated = [await _corroborate(promoting, plan, f) for f in plan.corroborations]
     return AppliedDistillation(plan, added, [r for r in corroborated if r is not None])
 
 
 async def _corroborate(
-    store: MemoryStore, plan: Distillation, fact: PlannedFact
+    store: SupportsPromotion, plan: Distillation, fact: PlannedFact
 ) -> MemoryRecord | None:
-    """SEAM (issue 39, learn39a): add the fact's conversations to the evidence of the
-    record it corroborates through the ``"promote"`` extension's ``corroborate``."""
-    del store, plan, fact
-    return None
+    """Add the fact's conversations to the evidence of the record it corroborates,
+    one ``corroborate`` ledger row per conversation it did not have yet."""
+    assert fact.corroborates is not None
+    record = None
+    for conversation in fact.conversations or (None,):
+        record = await store.corroborate(
+            plan.scope,
+            fact.corroborates,
+            _evidence(plan, fact, conversation),
+            actor=f"distillation {plan.id}",
+            reason=fact.reason,
+        )
+    return record
+
+
+def _promoting(store: MemoryStore, plan: Distillation) -> SupportsPromotion | None:
+    if not plan.corroborations:
+        return None
+    if PROMOTE_EXTENSION not in store.capabilities().extensions or not isinstance(
+        store, SupportsPromotion
+    ):
+        raise ConfigurationError(
+            f"{type(store).__name__} lacks the {PROMOTE_EXTENSION!r} extension, so it cannot "
+            f"add the evidence of distillation {plan.id}'s {len(plan.corroborations)} "
+            "corroboration(s); nothing changed"
+        )
+    return store
 
 
 @dataclass(frozen=True)
