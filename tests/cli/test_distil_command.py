@@ -63,7 +63,8 @@ def test_without_a_model_it_says_how_to_plug_one_in(process, tmp_path: Path) -> 
     result = process("distil", "--db", path, *SCOPE)
     assert result.code == 2
     assert NO_MODEL in result.err
-    assert "--model" in result.err and "--distiller MODULE:ATTRIBUTE" in result.err
+    assert "--model" in result.err
+    assert "--distiller MODULE:ATTRIBUTE" in result.err
     assert read_all(path) == before
 
 
