@@ -7,13 +7,13 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from tests.dashboard._learning_world import ANA, GATE, World, seed
 
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.dashboard import create_dashboard_app
 from recallstore.events import EventBus
 from recallstore.learning import assemble_learned
 from recallstore.store import SupportsPromotion
-from tests.dashboard._learning_world import ANA, GATE, World, seed
 
 SCOPE_TEXT = "tenant=acme, user=ana"
 SAME_ORIGIN = {"Origin": "http://127.0.0.1", "Sec-Fetch-Site": "same-origin"}
