@@ -3,6 +3,8 @@ through the host's gate and the lens's token and origin rules, the ledger, the p
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import AsyncIterator
 
 import httpx
@@ -46,15 +48,16 @@ def _form(record_id: str, **fields: str) -> dict[str, str]:
 async def test_candidates_show_their_evidence_and_the_gate_verdict(lens, world: World) -> None:
     page = await lens.get("/learning", params={"scope": SCOPE_TEXT})
     assert page.status_code == 200
-    html = page.text
-    assert f'id="candidate-{world.lesson.id}"' in html
-    assert html.count("user: Never book me a flight before 9 am.") == 3  # one quote each
-    assert "3 support(s) from 3 conversation(s)" in html
-    weak = html.split(f'id="candidate-{world.weak.id}"', 1)[1].split("</article>", 1)[0]
+    text = page.text
+    assert f'id="candidate-{world.lesson.id}"' in text
+    assert text.count("user: Never book me a flight before 9 am.") == 3  # one quote each
+    assert "3 support(s) from 3 conversation(s)" in text
+    weak = text.split(f'id="candidate-{world.weak.id}"', 1)[1].split("</article>", 1)[0]
     assert "The gate would refuse it" in weak
     assert "2 distinct conversation(s); the gate asks for 3" in weak
     assert "approve-form" not in weak
-    assert 'id="preview-empty"' in html
+    assert "no captured turn of its conversations shares its words" in weak
+    assert 'id="preview-empty"' in text
 
 
 async def test_approve_then_demote_restores_the_prompt(
@@ -70,6 +73,8 @@ async def test_approve_then_demote_restores_the_prompt(
     assert learned.source_of(world.lesson.id) == ("c-1", "c-2", "c-3")
     page = (await lens.get("/learning", params={"scope": SCOPE_TEXT})).text
     assert f'class="learned-line" data-record-id="{world.lesson.id}"' in page
+    shown = page.split('<pre class="recall-block" id="learned-block">', 1)[1].split("</pre>")[0]
+    assert html.unescape(re.sub(r"<[^>]+>", "", shown)) == learned.block  # byte for byte
     for conversation in ("c-1", "c-2", "c-3"):
         assert f"id={conversation}" in page.split('id="learned-sources"', 1)[1]
     assert 'data-action="promote"' in page

@@ -277,9 +277,13 @@ def _quotes(
     for conversation in conversations_of(record):
         if conversation in cited:
             continue
-        turns = [r for r in captured if _conversation(r) == conversation]
-        turns.sort(key=lambda r: -len(words & set(normal_form(r.content).split())))
-        for turn in turns[:_QUOTES_PER_CONVERSATION]:
+        shared = [
+            (len(words & set(normal_form(r.content).split())), r)
+            for r in captured
+            if _conversation(r) == conversation
+        ]
+        ranked = sorted((s for s in shared if s[0]), key=lambda s: -s[0])
+        for _, turn in ranked[:_QUOTES_PER_CONVERSATION]:
             quotes.append({"conversation": conversation, "text": turn.content})
     return quotes
 
