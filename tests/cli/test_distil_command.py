@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import textwrap
 from pathlib import Path
 
@@ -80,6 +81,13 @@ def test_dry_run_apply_list_and_revert(cli, tmp_path: Path, host_module: str) ->
     assert dry.out.count("user: Never before 9 am, please.") == 2
     assert dry.out.rstrip().endswith("dry run: nothing changed (add --apply to apply this plan)")
     assert read_all(path) == before
+
+    as_json = cli("distil", "--db", path, *SCOPE, *model, "--json")
+    assert as_json.code == 0, as_json.err
+    document = json.loads(as_json.out)
+    assert [f["content"] for f in document["facts"]] == ["Ana never flies before 9 am."]
+    assert [c["conversation_id"] for c in document["facts"][0]["citations"]] == ["c-1", "c-2"]
+    assert "dry run" in as_json.err
 
     applied = cli("distil", "--db", path, *SCOPE, *model, "--apply")
     assert applied.code == 0, applied.err
