@@ -2,8 +2,8 @@
 
 Each broken backend is a bundled one with one erasure step taken out (issue 36): the
 plans not redacted, deleted records kept aside, the journal not scrubbed, the SQLite
-``-wal`` not emptied. The same kit test passes on the real backends (their
-conformance runs).
+``-wal`` not emptied, the evolution ledger's rows kept (issue 39). The same kit test
+passes on the real backends (their conformance runs).
 """
 
 from __future__ import annotations
@@ -67,6 +67,29 @@ class PostgresScrubsNoJournal(PostgresMemoryStore):
         return []
 
 
+class KeepsTheLedger(InMemoryMemoryStore):
+    """Deletes records but keeps their evolution ledger rows (issue 39)."""
+
+    async def _erase_ledger(
+        self, handle: None, deleted: frozenset[str], scope: Mapping[str, str] | None
+    ) -> None:
+        return None
+
+
+class SqliteKeepsTheLedger(SqliteMemoryStore):
+    """Deletes records but keeps their evolution ledger rows."""
+
+    async def _erase_ledger(self, handle: Any, *criteria: Any) -> None:
+        return None
+
+
+class PostgresKeepsTheLedger(PostgresMemoryStore):
+    """Deletes records but keeps their evolution ledger rows."""
+
+    async def _erase_ledger(self, handle: Any, *criteria: Any) -> None:
+        return None
+
+
 async def _raw(store: MemoryStore) -> bytes:
     found = await stored_bytes_of(store)
     assert found is not None
@@ -89,7 +112,11 @@ async def _bites(factory: Callable[[], MemoryStore], words: str) -> None:
 @pytest.mark.parametrize(
     ("mutant", "words"),
     # The plan not redacted lists no forgotten record: the first check that fails.
-    [(KeepsPlanText, "assert () == ("), (KeepsATrash, "the stored bytes keep")],
+    [
+        (KeepsPlanText, "assert () == ("),
+        (KeepsATrash, "the stored bytes keep"),
+        (KeepsTheLedger, "the ledger keeps a trace"),
+    ],
 )
 async def test_s24_fails_an_in_memory_store_that_keeps_a_trace(
     mutant: type[InMemoryMemoryStore], words: str
@@ -108,6 +135,7 @@ async def test_s24_passes_the_in_memory_store() -> None:
     [
         (SqliteScrubsNoJournal, "the journal keeps a trace"),
         (SqliteLeavesTheWal, "the stored bytes keep a trace"),
+        (SqliteKeepsTheLedger, "the ledger keeps a trace"),
     ],
 )
 async def test_s24_fails_a_sqlite_store_that_keeps_a_trace(
@@ -116,13 +144,17 @@ async def test_s24_fails_a_sqlite_store_that_keeps_a_trace(
     await _bites(lambda: mutant(tmp_path / "memory.db"), words)
 
 
+@pytest.mark.parametrize(
+    ("mutant", "words"),
+    [
+        (PostgresScrubsNoJournal, "the journal keeps a trace"),
+        (PostgresKeepsTheLedger, "the ledger keeps a trace"),
+    ],
+)
 async def test_s24_fails_a_postgres_store_that_keeps_a_trace(
-    postgres_url: str, postgres_schema: str
+    postgres_url: str, postgres_schema: str, mutant: type[PostgresMemoryStore], words: str
 ) -> None:
-    await _bites(
-        lambda: PostgresScrubsNoJournal(postgres_url, schema=postgres_schema),
-        "the journal keeps a trace",
-    )
+    await _bites(lambda: mutant(postgres_url, schema=postgres_schema), words)
 
 
 async def test_s24_holds_with_vectors_in_play_on_every_backend(

@@ -12,7 +12,7 @@ fresh location for the test::
         def store_factory(self, tmp_path):
             return lambda: MyStore(tmp_path / "memory.db")
 
-Each rule S1–S24 of the store protocol has named tests (``test_s7_...``); a failure
+Each rule S1–S27 of the store protocol has named tests (``test_s7_...``); a failure
 starts with the rule and a hint (``S5 — delete(id) returned, but get(id) still returns
 the record``). Areas are also importable alone (``ScopeConformance``, ...). Sub-suites
 skip themselves unless ``capabilities()`` turns them on; the clock sub-suite runs when
@@ -63,6 +63,7 @@ from recallstore.testing.hostile import HOSTILE_QUERIES, HostileQueryConformance
 from recallstore.testing.hybrid import HybridSearchConformance  # noqa: E402
 from recallstore.testing.invalidate import InvalidateConformance  # noqa: E402
 from recallstore.testing.keys import KeyConformance  # noqa: E402
+from recallstore.testing.learning import LearningConformance  # noqa: E402
 from recallstore.testing.lifecycle import (  # noqa: E402
     ClosedStoreConformance,
     DeleteGetConformance,
@@ -103,6 +104,7 @@ __all__ = [
     "KeyConformance",
     "KeywordSearchConformance",
     "KitRuleViolation",
+    "LearningConformance",
     "LimitConformance",
     "MemoryStoreConformance",
     "OrderingConformance",
@@ -130,6 +132,7 @@ class MemoryStoreConformance(
     ForgetConformance,
     ErasureConformance,
     ReviseConformance,
+    LearningConformance,
     ScopeConformance,
     FilterConformance,
     TimeConformance,

@@ -88,8 +88,20 @@ RULES: dict[str, str] = {
     "S24": "(forget) once delete(id) or forget(scope) returns, nothing of what it forgot is "
     "kept anywhere the store keeps data: no text, tags, payload, keys, conversation or run ids "
     "of a deleted record, no value of a forgotten scope, in records, indexes, vectors, "
-    "revisions or the journal (nor the files under them); a revision that named a deleted "
-    "record keeps ids only, lists it in forgotten and reverts the rest",
+    "revisions, the evolution ledger or the journal (nor the files under them); a revision "
+    "that named a deleted record keeps ids only, lists it in forgotten and reverts the rest",
+    "S25": "(promote) corroborate(scope, id, evidence) adds the evidence to the one valid "
+    "record of exactly that scope (supports: its provenance first, then each new piece), "
+    "with one ledger row, in one transaction; evidence already listed changes nothing; a "
+    "missing or out-of-scope record -> MemoryNotFoundError, an invalid one -> "
+    "MemoryConflictError, and nothing changes",
+    "S26": "(promote) promote(scope, id, target, gate=...) promotes only what the host's "
+    "gate allows, judged in the same transaction (evidence, conversations, age, validity, "
+    "approval), once; promotions(scope) are scope-exact; demote takes a promotion back, "
+    "once; neither changes the record; a refusal changes nothing",
+    "S27": "(promote) every corroborate, promote and demote is one ledger row (who, when, "
+    "why, the evidence), oldest first and durable as the records are; delete(id) erases "
+    "its record's rows and forget(scope) every row of the scope",
     "lifecycle": "a store is an async context manager; once closed, every protocol method "
     "raises StoreUnavailableError",
     "ext": "export_records streams every record in a scope oldest first; import_records "

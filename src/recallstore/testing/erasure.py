@@ -4,11 +4,12 @@ Runs on stores whose ``capabilities().extensions`` declare ``"forget"``; the par
 about consolidation plans and the journal run where the store keeps them. Records
 written with words, tags, payloads, keys, conversation and run ids found nowhere
 else are named by an applied consolidation plan, journaled, searched (and embedded,
-on a hybrid store); then ``forget(scope)`` and ``delete(id)`` run, and the kit looks
+on a hybrid store), corroborated and promoted (supports and ledger rows, on a store with
+the ``"promote"`` extension); then ``forget(scope)`` and ``delete(id)`` run, and the kit looks
 for every one of those strings — and the forgotten scope's value, also as the hex
 the bundled backends index scope pairs by — in what the store keeps:
 
-* through the store's own calls: records, revisions, the journal;
+* through the store's own calls: records, revisions, the ledger, the journal;
 * in the raw storage, through the ``stored_bytes`` fixture: the bundled backends
   have one (:func:`stored_bytes_of`: the SQLite file with its ``-wal`` and ``-shm``,
   every table of the Postgres schema as text, the in-memory store's objects); a
@@ -42,9 +43,12 @@ from recallstore.records import MemoryTarget, Provenance
 from recallstore.store import (
     FORGET_EXTENSION,
     JOURNAL_EXTENSION,
+    PROMOTE_EXTENSION,
     REVISE_EXTENSION,
     MemoryStore,
+    PromotionGate,
     SupportsForget,
+    SupportsPromotion,
 )
 from recallstore.testing._harness import StoreFactory, StoreHarness, memory, search
 from recallstore.testing._rules import kit_test
@@ -64,7 +68,17 @@ def _secrets(prefix: str) -> dict[str, str]:
     """Strings one record holds and nothing else does, by where it holds them."""
     return {
         name: f"{prefix}{name}qz"
-        for name in ("word", "tag", "payload", "key", "section", "conversation", "run")
+        for name in (
+            "word",
+            "tag",
+            "payload",
+            "key",
+            "section",
+            "conversation",
+            "run",
+            "support",
+            "actor",
+        )
     }
 
 
@@ -92,6 +106,27 @@ async def _write_secret(store: MemoryStore, scope: dict[str, str], secret: dict[
             ]
         )
     return record.id
+
+
+async def _learn_secret(
+    store: MemoryStore, scope: dict[str, str], record_id: str, secret: dict[str, str]
+) -> None:
+    """Corroborate the record from a conversation found nowhere else, and promote it:
+    supports and ledger rows (actor, reason, evidence) that hold the secrets."""
+    learning = cast(SupportsPromotion, store)
+    evidence = Provenance(conversation_id=secret["support"], author=secret["actor"])
+    with call_context(conversation_id=secret["support"]):
+        await learning.corroborate(
+            scope, record_id, evidence, actor=secret["actor"], reason=f"{secret['word']} again"
+        )
+        await learning.promote(
+            scope,
+            record_id,
+            MemoryTarget(section="background"),
+            gate=PromotionGate(min_supports=1, min_conversations=1, approval_for=frozenset()),
+            actor=secret["actor"],
+            reason=f"because {secret['word']}",
+        )
 
 
 def _strings_of(value: Any, seen: set[int]) -> Iterator[str]:
@@ -201,6 +236,9 @@ class ErasureConformance(StoreHarness):
                 await search(store, ana["word"], scope=_ANA)
             deleted_id = await _write_secret(store, _BO, deleted)
             kept_id = await _write_secret(store, _BO, kept)
+            if PROMOTE_EXTENSION in extensions:
+                await _learn_secret(store, _ANA, ana_ids[0], ana)
+                await _learn_secret(store, _BO, deleted_id, deleted)
             bo_plan = ana_plan = None
             if REVISE_EXTENSION in extensions:
                 ana_plan = await consolidate(
@@ -267,6 +305,9 @@ class ErasureConformance(StoreHarness):
                 again = await store.get(kept_id)
                 assert again is not None
                 assert not again.is_invalidated
+            if PROMOTE_EXTENSION in extensions:
+                rows = await cast(SupportsPromotion, store).ledger()
+                assert _found(repr(rows).encode(), gone) == [], "the ledger keeps a trace"
             if journal is not None:
                 entries = await cast(SupportsJournal, journal).read_journal(limit=100_000)
                 text = "\n".join(repr(entry.envelope) for entry in entries)

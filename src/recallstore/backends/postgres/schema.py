@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from recallstore.backends.postgres.journal import trace_indexes
+from recallstore.backends.postgres.ledger import migration as ledger_migration
 from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES, SCOPE_LEXEME_PREFIX, index_stems
 from recallstore.backends.postgres.pgvector import deferred_key_migration
 from recallstore.backends.postgres.vectors import migration as vector_migration
@@ -246,10 +247,12 @@ def migrations(schema: str) -> list[Sequence[Step]]:
         deferred_key_migration(schema),
         # 12 (issue 36): a delete finds its record's journal rows by index.
         trace_indexes(schema),
+        # 13 (issue 39): the evolution ledger of the "promote" extension.
+        ledger_migration(schema),
     ]
 
 
-SCHEMA_VERSION: Final = 12
+SCHEMA_VERSION: Final = 13
 """The schema version this code writes; a newer database is refused."""
 
 

@@ -35,6 +35,7 @@ from recallstore.backends.postgres.journal import (
     PostgresJournalPrimitives,
 )
 from recallstore.backends.postgres.keys import RetriesKeyRaces, fetch_keyed, in_key_order
+from recallstore.backends.postgres.ledger import PostgresLedger
 from recallstore.backends.postgres.pgvector import STORAGE_LABELS, VectorStorage
 from recallstore.backends.postgres.revisions import PostgresRevisions
 from recallstore.backends.postgres.rows import COLUMNS, ROW_VALUES, record_from, row_params
@@ -52,6 +53,7 @@ from recallstore.store import (
     FORGET_EXTENSION,
     IDEMPOTENCY_EXTENSION,
     IMPORT_EXTENSION,
+    PROMOTE_EXTENSION,
     REVISE_EXTENSION,
     Clock,
     new_record_id,
@@ -77,6 +79,7 @@ def _redact(dsn: str) -> str:
 
 
 class PostgresMemoryStore(
+    PostgresLedger,
     PostgresRevisions,
     PostgresJournalPrimitives,
     JournalsRecalls,
@@ -86,7 +89,8 @@ class PostgresMemoryStore(
 ):
     """A ``MemoryStore`` on PostgreSQL (13+), in its own schema of one database.
 
-    Keyword search (Porter stems, weighted BM25), durable, import, export and forget.
+    Keyword search (Porter stems, weighted BM25), durable, import, export, forget,
+    revise and promote.
     """
 
     durable = True
@@ -97,6 +101,7 @@ class PostgresMemoryStore(
             IDEMPOTENCY_EXTENSION,
             FORGET_EXTENSION,
             REVISE_EXTENSION,
+            PROMOTE_EXTENSION,
         }
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Final
 
 from recallstore.backends.sqlite.journal import JOURNAL_TABLE_STATEMENTS, JOURNAL_TRACE_INDEXES
+from recallstore.backends.sqlite.ledger import MIGRATION as LEDGER_STATEMENTS
 from recallstore.backends.sqlite.terms import MIGRATION as TERM_STATEMENTS
 from recallstore.backends.sqlite.vectors import MIGRATION as VECTOR_STATEMENTS
 
@@ -276,6 +277,9 @@ MIGRATIONS: Final[tuple[tuple[int, tuple[str, ...]], ...]] = (
     # each stem, kept in every write's transaction (``sqlite.terms``); before, a search
     # after any write recounted its stems over the whole index.
     (12, TERM_STATEMENTS),
+    # Memory that learns (issue 39): the evolution ledger of the "promote" extension,
+    # a row per corroborate, promote and demote (``sqlite.ledger``).
+    (13, LEDGER_STATEMENTS),
 )
 
 SCHEMA_VERSION: Final[int] = MIGRATIONS[-1][0]

@@ -46,6 +46,7 @@ from recallstore.backends.sqlite.delete import (
 from recallstore.backends.sqlite.driver import SqliteDriver, choose_sqlite
 from recallstore.backends.sqlite.insert import PendingInsert, insert_now
 from recallstore.backends.sqlite.journal_primitives import SqliteJournalPrimitives
+from recallstore.backends.sqlite.ledger import SqliteLedger
 from recallstore.backends.sqlite.ranked import hybrid_rows_now, ranked_search
 from recallstore.backends.sqlite.revisions import SqliteRevisions
 from recallstore.backends.sqlite.rows import (
@@ -70,6 +71,7 @@ from recallstore.store import (
     FORGET_EXTENSION,
     IDEMPOTENCY_EXTENSION,
     IMPORT_EXTENSION,
+    PROMOTE_EXTENSION,
     REVISE_EXTENSION,
     Clock,
     NewRecords,
@@ -84,6 +86,7 @@ _EXPORT_PAGE: Final = 500
 
 class SqliteMemoryStore(
     SqliteConnection,
+    SqliteLedger,
     SqliteRevisions,
     SqliteJournalPrimitives,
     vectors.SqliteVectorPrimitives,
@@ -93,7 +96,8 @@ class SqliteMemoryStore(
 ):
     """A durable ``MemoryStore`` in one SQLite file; several stores may share the file.
 
-    Keyword search (FTS5, ranked by weighted BM25), durable, import, export and forget. Use
+    Keyword search (FTS5, ranked by weighted BM25), durable, import, export, forget,
+    revise and promote. Use
     as ``async with SqliteMemoryStore(path) as store:`` (or ``await store.open()`` and
     ``await store.aclose()``). Opening creates the file and migrates its schema; a file
     from a newer recallstore raises :class:`~recallstore.errors.StoreIncompatibleError`
@@ -116,6 +120,7 @@ class SqliteMemoryStore(
             IDEMPOTENCY_EXTENSION,
             FORGET_EXTENSION,
             REVISE_EXTENSION,
+            PROMOTE_EXTENSION,
         }
     )
 
