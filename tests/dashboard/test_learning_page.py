@@ -3,18 +3,24 @@ through the host's gate and the lens's token and origin rules, the ledger, the p
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import httpx
 import pytest
+from tests.cli.test_reads_leave_no_trace import fingerprint
+from tests.cli.test_serve_command import TOKEN, serving
 from tests.dashboard._learning_world import ANA, GATE, World, seed
 
 from recallstore.backends.memory import InMemoryMemoryStore
+from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.dashboard import create_dashboard_app
 from recallstore.events import EventBus
 from recallstore.learning import assemble_learned
+from recallstore.records import MemoryTarget
 from recallstore.store import SupportsPromotion
 
 SCOPE_TEXT = "tenant=acme, user=ana"
@@ -134,3 +140,33 @@ async def test_without_the_token_there_is_no_learning_page(
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         assert (await client.get("/learning")).status_code == 401
         assert (await client.post("/learning/promote", data={})).status_code == 401
+
+
+@pytest.mark.slow
+def test_looking_at_learning_leaves_the_file_byte_identical(tmp_path: Path) -> None:
+    """Operator reads leave no trace: the learning page of `recallstore serve` over a
+    SQLite file that learned something (a promotion, a ledger) changes no byte of it."""
+    path = tmp_path / "memory.db"
+
+    async def learn() -> World:
+        async with SqliteMemoryStore(path) as store:
+            world = await seed(store)
+            target = MemoryTarget(section="background")
+            await store.promote(
+                ANA, world.lesson.id, target, gate=GATE, actor="host", reason="r", approved_by="p"
+            )
+            return world
+
+    world = asyncio.run(learn())
+    before = fingerprint(path)
+    with serving(path, "--token", TOKEN) as (address, server):
+        base = address.split("/?")[0]
+        with httpx.Client(base_url=base, timeout=10, follow_redirects=True) as client:
+            assert client.get(f"/?token={TOKEN}").status_code == 200
+            page = client.get("/learning", params={"scope": SCOPE_TEXT})
+            assert page.status_code == 200
+            assert f'class="learned-line" data-record-id="{world.lesson.id}"' in page.text
+            turns = client.get("/learning/conversation", params={"scope": SCOPE_TEXT, "id": "c-1"})
+            assert turns.status_code == 200
+    assert server.returncode == 0
+    assert fingerprint(path) == before
