@@ -39,8 +39,15 @@ async def world(learning_store: InMemoryMemoryStore) -> World:
 
 
 @pytest.fixture
-async def lens(learning_store: InMemoryMemoryStore, token: str) -> AsyncIterator[httpx.AsyncClient]:
-    app = create_dashboard_app(learning_store, EventBus(), token=token, gate=GATE)
+def lens_bus() -> EventBus:
+    return EventBus()
+
+
+@pytest.fixture
+async def lens(
+    learning_store: InMemoryMemoryStore, token: str, lens_bus: EventBus
+) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_dashboard_app(learning_store, lens_bus, token=token, gate=GATE)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
         assert (await client.get("/", params={"token": token})).status_code == 303
@@ -117,7 +124,7 @@ async def test_the_gate_holds_a_forged_approval_and_a_cross_site_post_changes_no
 
 
 async def test_reject_invalidates_the_note_and_the_conversation_page_shows_its_turns(
-    lens, world: World, learning_store: InMemoryMemoryStore
+    lens, world: World, learning_store: InMemoryMemoryStore, lens_bus: EventBus
 ) -> None:
     answer = await lens.post(
         "/learning/reject", data=_form(world.weak.id, reason="guessed"), headers=SAME_ORIGIN
@@ -126,6 +133,8 @@ async def test_reject_invalidates_the_note_and_the_conversation_page_shows_its_t
     rejected = await learning_store.get(world.weak.id)
     assert rejected is not None
     assert rejected.invalid_reason == "rejected as a lesson in the memory lens: guessed"
+    changes = [e for e in lens_bus.replay() if e.type == "agent.memory.write"]
+    assert [e.run_id for e in changes] == ["dashboard"]  # the feed shows the lens's change
     page = await lens.get("/learning/conversation", params={"scope": SCOPE_TEXT, "id": "c-2"})
     assert page.status_code == 200
     turns = page.text.split('id="conversation-turns"', 1)[1]

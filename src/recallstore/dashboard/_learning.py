@@ -59,12 +59,16 @@ class LearningView:
         self._store = store
         self._gate = gate
 
-    def _learning(self) -> SupportsPromotion | None:
-        store = self._store
-        if PROMOTE_EXTENSION in store.capabilities().extensions and isinstance(
-            store, SupportsPromotion
-        ):
-            return store
+    def _learning(self, *, changing: bool = False) -> SupportsPromotion | None:
+        """The store's promote extension: reads from the store underneath (they leave
+        no trace); changes through the observed store when it offers them (they show
+        in the feed), else underneath (its journal records them)."""
+        stores = (self._pages.store, self._store) if changing else (self._store,)
+        for store in stores:
+            if PROMOTE_EXTENSION in store.capabilities().extensions and isinstance(
+                store, SupportsPromotion
+            ):
+                return store
         return None
 
     async def page(self, request: Request) -> HTMLResponse:
@@ -157,7 +161,7 @@ class LearningView:
     async def _form(
         self, request: Request
     ) -> tuple[SupportsPromotion, dict[str, str], dict[str, str], MemoryRecord]:
-        learning = self._learning()
+        learning = self._learning(changing=True)
         if learning is None:
             raise MemoryValidationError("store", "this store does not learn (no promote extension)")
         form = await read_form(request)
@@ -190,7 +194,7 @@ class LearningView:
                 elif action == "demote":
                     await learning.demote(scope, record.id, actor=LENS_ACTOR, reason=reason)
                 else:
-                    await self._store.invalidate(
+                    await self._pages.store.invalidate(
                         record.id, f"rejected as a lesson in the memory lens: {reason}"[:1000]
                     )
         except MemoryValidationError as exc:
