@@ -267,3 +267,45 @@ async def test_a_distilled_instruction_stays_a_note_until_the_host_promotes_it()
         learned = await assemble_learned(store, ANA)
         assert learned.block is None  # three conversations of evidence, and still a note
         assert await store.promotions(ANA) == []
+
+
+async def test_a_lesson_of_three_conversations_reaches_conversation_five_and_leaves_exactly(
+    opener: Opener,
+) -> None:
+    """Distilled from three of four captured conversations, promoted through the gate,
+    in conversation 5's system prompt with its three sources; demoted, the prompt is
+    byte for byte what it was."""
+    from recallstore.capability import MemoryCapability
+    from recallstore.records import MemoryTarget
+    from recallstore.store import PromotionGate, PromotionRefusedError
+
+    async with opener() as store:
+        await _conversations(store)
+        await capture(store, ANA, [("user", "What is the weather?")], conversation_id="c-4")
+        plan = await distil(store, ANA, [ModelDistiller(_model(_lesson_model))])
+        (lesson,) = (await apply_distillation(store, plan)).added
+        assert isinstance(store, SupportsPromotion)
+        capability = MemoryCapability(store, scope_fields=("tenant", "user"))
+
+        async def fifth() -> str:
+            instance = await capability.instantiate(
+                ANA, conversation_id="c-5", first_user_text="Book me a flight to Oslo."
+            )
+            return instance.instructions
+
+        before = await fifth()
+        gate = PromotionGate(min_supports=3, min_conversations=3)
+        target = MemoryTarget(section="heuristic")
+        with pytest.raises(PromotionRefusedError, match="needs a person's approval"):
+            await store.promote(ANA, lesson.id, target, gate=gate, actor="host", reason="r")
+        await store.promote(
+            ANA, lesson.id, target, gate=gate, actor="host", reason="r", approved_by="person:ops"
+        )
+        learned = await fifth()
+        line = (
+            "- The user never flies before 9 am. "
+            f"[learned from conversations c-1, c-2, c-3; record {lesson.id}]"
+        )
+        assert line in learned.splitlines()
+        await store.demote(ANA, lesson.id, actor="host", reason="r")
+        assert await fifth() == before
