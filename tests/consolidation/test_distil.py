@@ -245,6 +245,8 @@ async def test_a_fact_already_stored_is_corroborated_not_copied(opener: Opener) 
         again = await distil(store, ANA, [ModelDistiller(_model(_lesson_model))])
         assert again.facts == ()  # every conversation already stands behind it
         assert "already states it" in again.rejected[0].problem
+        with pytest.raises(MemoryConflictError, match="evidence stays in the ledger"):
+            await revert_distillation(store, plan.id)
 
 
 async def test_a_distilled_instruction_stays_a_note_until_the_host_promotes_it() -> None:

@@ -217,6 +217,18 @@ class KeptDistillation:
         return all(r.is_invalidated for r in self.records)
 
 
+async def _corroborated_only(
+    store: MemoryStore, plan_id: str, scope: Mapping[str, str] | None
+) -> bool:
+    """Whether distillation ``plan_id`` left ledger rows (corroborations) in ``scope``."""
+    if PROMOTE_EXTENSION not in store.capabilities().extensions or not isinstance(
+        store, SupportsPromotion
+    ):
+        return False
+    rows = await store.ledger(canonical_scope(scope or {}))
+    return any(row.actor == f"distillation {plan_id}" for row in rows)
+
+
 def distillation_of(record: MemoryRecord) -> str | None:
     """The id of the distillation that wrote ``record``, or None."""
     payload = record.payload
@@ -254,6 +266,12 @@ async def revert_distillation(
     revising = _revising(store)
     kept = [k for k in await kept_distillations(store, scope) if k.plan_id == plan_id]
     if not kept:
+        if await _corroborated_only(store, plan_id, scope):
+            raise MemoryConflictError(
+                plan_id,
+                "it wrote no record, only evidence for records that already said its facts; "
+                "evidence stays in the ledger (demote takes a promotion back)",
+            )
         raise MemoryNotFoundError(plan_id)
     valid = [r for r in kept[0].records if not r.is_invalidated]
     if not valid:
