@@ -33,7 +33,15 @@ from recallstore.records import (
     Provenance,
     check_invalid_reason,
 )
-from recallstore.store import Clock, MemoryStore, scope_matches, store_clock
+from recallstore.store import (
+    PROMOTE_EXTENSION,
+    Clock,
+    MemoryStore,
+    SupportsPromotion,
+    conversations_of,
+    scope_matches,
+    store_clock,
+)
 from recallstore.tools import ToolFailure
 from recallstore.values import canonical_scope
 
@@ -114,6 +122,33 @@ class ScopedMemory:
             purpose=purpose,
         )
 
+    async def _corroborated(self, equal: MemoryRecord) -> MemoryRecord:
+        """``equal`` with this conversation's provenance among its supports, when the
+        store has the ``"promote"`` extension and this conversation is not yet behind
+        it (issue 39: the same lesson from another conversation is evidence, not a
+        copy); else ``equal`` unchanged. Corroboration is evidence only: nothing here
+        promotes."""
+        conversation = self._provenance.conversation_id
+        store = self._store
+        if (
+            conversation is None
+            or conversation in conversations_of(equal)
+            or PROMOTE_EXTENSION not in store.capabilities().extensions
+            or not isinstance(store, SupportsPromotion)
+        ):
+            return equal
+        try:
+            with self._context():
+                return await store.corroborate(
+                    self._scope,
+                    equal.id,
+                    self._provenance,
+                    actor="tool:memory_save",
+                    reason="the same statement was saved again in another conversation",
+                )
+        except (MemoryConflictError, MemoryNotFoundError):
+            return equal  # invalidated or deleted since the check: it stays as it was
+
     def resolve(self, record_id: str) -> str:
         """The record id a recall handle (``m1``) of this conversation names, else
         ``record_id`` itself."""
@@ -186,7 +221,7 @@ class ScopedMemory:
             with self._context(DUPLICATE_CHECK):
                 equal = await equal_valid_record(self._store, entry.scope, entry.content)
             if equal is not None:
-                return equal, True
+                return await self._corroborated(equal), True
             entry = keyed_by_content(self._store, entry)
         try:
             with self._context():

@@ -51,11 +51,13 @@ def test_event_json_round_trips_through_parse_event() -> None:
     assert event.model_dump(mode="json")["timestamp"].endswith("Z")
 
 
-def test_event_types_lists_the_three_memory_events_then_gap() -> None:
+def test_event_types_lists_the_memory_events_then_gap() -> None:
     assert EVENT_TYPES == (
         "agent.memory.write",
         "agent.memory.search",
         "agent.memory.recall",
+        "agent.memory.learn",
+        "agent.memory.learned",
         "gap",
     )
 

@@ -16,7 +16,7 @@ import pytest
 from pydantic import Field, ValidationError
 
 import recallstore.dashboard
-from recallstore import MemoryWriteInput, call_context
+from recallstore import MemoryTarget, MemoryWriteInput, PromotionGate, Provenance, call_context
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.events import EventBus, MemoryEvent, ObservedMemoryStore
 from recallstore.events.catalogue import (
@@ -40,6 +40,7 @@ from recallstore.events.models import (
     MemoryWriteEvent,
     WriteOperation,
 )
+from recallstore.learning import assemble_learned
 from recallstore.recall import assemble_recall
 from recallstore.records import MemorySearchQuery
 
@@ -77,6 +78,20 @@ async def _one_of_each(store_path: Path) -> list[MemoryEvent]:
             await store.search(MemorySearchQuery(query="tea", scope=USER))
             await assemble_recall(store, USER, "what do I drink?")
             await store.delete(first.id)
+            (lesson,) = await store.write(
+                [
+                    MemoryWriteInput(
+                        scope=USER, content="metric units", provenance=Provenance(author="u")
+                    )
+                ]
+            )
+            await store.corroborate(
+                USER, lesson.id, Provenance(conversation_id="conv-2"), actor="host", reason="again"
+            )
+            gate = PromotionGate(min_supports=1, min_conversations=1, approval_for=frozenset())
+            target = MemoryTarget(section="background")
+            await store.promote(USER, lesson.id, target, gate=gate, actor="host", reason="taught")
+            await assemble_learned(store, USER)
     return seen
 
 

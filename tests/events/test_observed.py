@@ -50,9 +50,9 @@ def test_observed_store_is_a_memory_store_and_a_recall_observer(
     assert isinstance(observed, RecallObserver)
     inner = sqlite_store.capabilities()
     assert {"import", "export"} <= inner.extensions
-    # Truthful: export, idempotent writes and forget (traced) pass through, import (an
-    # unobservable bulk mutation) does not.
-    expected = {"export", "idempotency", "forget"}
+    # Truthful: export, idempotent writes, forget and promote (traced) pass through,
+    # import (an unobservable bulk mutation) does not.
+    expected = {"export", "idempotency", "forget", "promote"}
     assert observed.capabilities() == inner.model_copy(update={"extensions": expected})
     assert not isinstance(observed, SupportsImportRecords)
 

@@ -15,7 +15,8 @@ new records (``create_memory``); a write with an idempotency key may create or r
 or supersede without the caller choosing (``upsert_memory``); a supersede and an
 invalidate modify known records (``update_memory``); a delete and a ``forget(scope)``
 delete (``delete_memory``, the forget with no record id); a search and a get by id
-read (``search_memory``). A batch that supersedes anything is an ``update_memory``.
+read (``search_memory``). A batch that supersedes anything is an ``update_memory``, and
+so are a corroborate, a promote and a demote (they modify one known record's standing).
 """
 
 from __future__ import annotations
@@ -69,11 +70,14 @@ ERROR_TYPE: Final = "error.type"
 SPAN_NAME: Final = "{gen_ai.operation.name}"
 """The memory span's name: its operation, nothing appended."""
 
-StoreOperation = Literal[WriteOperation, "upsert", "forget", "search", "get"]
+StoreOperation = Literal[
+    WriteOperation, "upsert", "forget", "search", "get", "corroborate", "promote", "demote"
+]
 """The store calls ``ObservedMemoryStore`` traces: the write operations (the values of
 ``agent.memory.write``'s ``data.operation``), ``upsert`` (a write with an idempotency
 key), ``forget`` (every record of a scope), ``search`` and ``get`` (which has a span
-but no event)."""
+but no event), and the ``"promote"`` extension's ``corroborate``, ``promote`` and
+``demote`` (``agent.memory.learn``)."""
 
 OPERATION_NAMES: Final[Mapping[StoreOperation, str]] = {
     "write": CREATE_MEMORY,
@@ -84,6 +88,9 @@ OPERATION_NAMES: Final[Mapping[StoreOperation, str]] = {
     "forget": DELETE_MEMORY,
     "search": SEARCH_MEMORY,
     "get": SEARCH_MEMORY,
+    "corroborate": UPDATE_MEMORY,
+    "promote": UPDATE_MEMORY,
+    "demote": UPDATE_MEMORY,
 }
 """``gen_ai.operation.name`` for each store call; the span is named the same."""
 

@@ -44,6 +44,7 @@ from recallstore.events._event_type import (
     StoreCall,
     StoreOperation,
 )
+from recallstore.events.learning import LEARN_EVENT, LEARNED_EVENT
 from recallstore.events.models import (
     GAP_EVENT_TYPE,
     RECALL_EVENT_TYPE,
@@ -182,8 +183,11 @@ BUILT_IN_EVENT_TYPES: Final[tuple[EventType[Any], ...]] = (
             ),
         ),
     ),
+    LEARN_EVENT,
+    LEARNED_EVENT,
 )
-"""The event types the observed store and the journal emit themselves."""
+"""The event types the observed store and the journal emit themselves (the last two,
+memory that learns, declared in ``recallstore.events.learning``)."""
 
 EVENT_CATALOGUE: Final[tuple[EventType[Any], ...]] = (*BUILT_IN_EVENT_TYPES,)
 """Every memory event type, in publication order: an event type of its own module joins

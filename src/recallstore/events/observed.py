@@ -32,6 +32,7 @@ from recallstore.backends.journal import (
 )
 from recallstore.context import current_call_context
 from recallstore.errors import ConfigurationError
+from recallstore.events._observed_learning import ObservesLearning
 from recallstore.events.bus import EventBus
 from recallstore.events.catalogue import StoreCall, StoreOperation, declared_emitters
 from recallstore.events.models import (
@@ -55,11 +56,13 @@ from recallstore.store import (
     FORGET_EXTENSION,
     IMPORT_EXTENSION,
     JOURNAL_EXTENSION,
+    PROMOTE_EXTENSION,
     REVISE_EXTENSION,
     Clock,
     MemoryStore,
     SupportsExportRecords,
     SupportsForget,
+    SupportsPromotion,
     SupportsStoreId,
     common_scope,
     store_clock,
@@ -112,7 +115,7 @@ class _NoTrace:
 _NO_TRACE = _NoTrace()
 
 
-class ObservedMemoryStore:
+class ObservedMemoryStore(ObservesLearning):
     """Wraps ``store`` so every call publishes an event on ``bus``.
 
     ``include_content`` adds record content (and invalidation reasons) to write events;
@@ -163,7 +166,8 @@ class ObservedMemoryStore:
         """The wrapped store's capabilities, less the extensions this wrapper does not offer.
 
         ``"export"`` is kept when the wrapped store has it (``export_records`` passes
-        through), and so is ``"forget"`` (traced: :meth:`forget`); ``"import"`` never
+        through), and so are ``"forget"`` (traced: :meth:`forget`) and ``"promote"``
+        (traced: :meth:`corroborate`, :meth:`promote`, :meth:`demote`); ``"import"`` never
         is: an import is a mutation no event could describe record by record, so
         restores go to the unwrapped store (:attr:`inner`). Nor is ``"revise"``:
         consolidation plans are applied to the unwrapped store, whose journal records
@@ -177,6 +181,8 @@ class ObservedMemoryStore:
             extensions.discard(EXPORT_EXTENSION)
         if not isinstance(self._store, SupportsForget):
             extensions.discard(FORGET_EXTENSION)
+        if not isinstance(self._store, SupportsPromotion):
+            extensions.discard(PROMOTE_EXTENSION)
         return inner.model_copy(update={"extensions": frozenset(extensions)})
 
     def export_records(self, scope: Mapping[str, str] | None = None) -> AsyncIterator[MemoryRecord]:

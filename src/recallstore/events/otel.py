@@ -99,7 +99,7 @@ def _record_count(call: catalogue.StoreCall, failed: bool) -> int | None:
     ``gen_ai.memory.record.count``); a search's count comes from its event."""
     if call.operation in ("write", "upsert", "supersede"):
         return len(call.arguments["inputs"])
-    if call.operation in ("invalidate", "delete"):
+    if call.operation in ("invalidate", "delete", "corroborate", "promote", "demote"):
         return 1
     if failed:
         return None

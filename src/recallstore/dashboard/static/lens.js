@@ -212,6 +212,38 @@
       return { summary: summary, details: details };
     },
 
+    // Memory that learns (issue 39): one ledger row, and one prompt's learned lines.
+    "agent.memory.learn": function (event) {
+      var data = event.data || {};
+      var details = [];
+      refreshRecords(data.record_ids || []);
+      failure(details, data);
+      details.push(kv("scope", scopeChips(event.scope)));
+      if (has(data, "record_ids") && data.record_ids.length) {
+        details.push(kv("record", recordLinks(data.record_ids)));
+      }
+      if (has(data, "target")) details.push(kv("target", data.target));
+      details.push(kv("supports", data.supports || 0));
+      details.push(kv("conversations", data.conversation_count || 0));
+      if (data.approved) details.push(kv("approved", "yes"));
+      var summary = (data.action || "learn") + (has(data, "target") ? " · " + data.target : "") +
+        " · " + plural(data.supports || 0, "support");
+      return { summary: summary, details: details };
+    },
+
+    "agent.memory.learned": function (event) {
+      var data = event.data || {};
+      var details = [kv("scope", scopeChips(event.scope))];
+      if (has(data, "record_ids") && data.record_ids.length) {
+        details.push(kv("lines", recordLinks(data.record_ids)));
+      }
+      if (has(data, "kinds") && data.kinds.length) details.push(kv("kinds", data.kinds.join(", ")));
+      details.push(kv("conversations", data.conversation_count || 0));
+      details.push(kv("omitted", data.omitted || 0));
+      details.push(kv("block", (data.chars || 0) + " / " + (data.budget_chars || 0) + " chars"));
+      return { summary: "learned · " + plural(data.line_count || 0, "line"), details: details };
+    },
+
     // SSE only: events this stream missed (slow reader, replay expired, server restart).
     "gap": function (event) {
       var details = [kv("reason", event.reason)];
