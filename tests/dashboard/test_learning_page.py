@@ -74,7 +74,7 @@ async def test_candidates_show_their_evidence_and_the_gate_verdict(lens, world: 
 
 
 async def test_approve_then_demote_restores_the_prompt(
-    lens, world: World, learning_store: InMemoryMemoryStore
+    lens, world: World, learning_store: InMemoryMemoryStore, lens_bus: EventBus
 ) -> None:
     before = await assemble_learned(learning_store, ANA)
     assert before.block is None
@@ -101,6 +101,11 @@ async def test_approve_then_demote_restores_the_prompt(
     page = (await lens.get("/learning", params={"scope": SCOPE_TEXT})).text
     assert 'id="preview-empty"' in page
     assert page.index('data-action="demote"') < page.index('data-action="promote"')
+    learns = [e for e in lens_bus.replay() if e.type == "agent.memory.learn"]
+    assert [(e.data.action, e.run_id) for e in learns] == [  # type: ignore[attr-defined]
+        ("promote", "dashboard"),
+        ("demote", "dashboard"),
+    ]
 
 
 async def test_the_gate_holds_a_forged_approval_and_a_cross_site_post_changes_nothing(
