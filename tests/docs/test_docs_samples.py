@@ -24,6 +24,7 @@ OWNED = [
     "langgraph.md",
     "capture.md",
     "consolidation.md",
+    "learning.md",
 ]
 
 
@@ -128,3 +129,23 @@ def test_consolidation_sample_runs(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "2 change(s), 0 no-op(s), 0 rejected" in result.stdout
     assert "duplicate of: the same text, saved again" in result.stdout
+
+
+def test_learning_walkthrough_runs(tmp_path: Path) -> None:
+    """docs/learning.md: distil, the gate, the learned line and its sources, demote."""
+    [sample] = python_blocks("learning.md")
+    result = run_python(sample, tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "1 new fact(s), 0 corroboration(s), 0 rejected" in lines[0]
+    assert sum(line.lstrip().startswith("cites [") for line in lines) == 3
+    assert "refused: a heuristic target needs a person's approval" in lines
+    assert any(
+        line.startswith(
+            "- Ana wants answers in metric units. [learned from conversations "
+            "c-1, c-3, c-4; record "
+        )
+        for line in lines
+    )
+    assert lines[-5:-3] == ["('c-1', 'c-3', 'c-4')", "True"]  # demote: byte-identical
+    assert lines[-1].endswith(" reverted")

@@ -84,6 +84,7 @@ OTHER_PAGES: dict[str, dict[int, str]] = {
     "docs/capture.md": {0: ""},
     "docs/conformance.md": {0: "", 1: _MY_STORE, 2: _MY_STORE},
     "docs/consolidation.md": {0: ""},
+    "docs/learning.md": {0: ""},
     "docs/contributing.md": {
         0: _STORE + _SCOPE + "from recallstore import ToolSpec\nfrom typing import Any\n"
         "MEMORY_GET: ToolSpec[Any, Any, Any]\n",

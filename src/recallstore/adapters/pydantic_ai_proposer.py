@@ -167,16 +167,7 @@ def _salvaged(messages: list[ModelMessage], failure: UnexpectedModelBehavior) ->
     """The model's last answer, item by item: each a valid operation or an unusable
     proposal naming what is wrong with it; one unusable proposal if nothing in it is
     a list of operations."""
-    answer: Any = None
-    for message in reversed(messages):
-        if isinstance(message, ModelResponse):
-            calls = [part for part in message.parts if isinstance(part, ToolCallPart)]
-            if calls:
-                try:
-                    answer = calls[-1].args_as_dict()
-                except ValueError:  # not JSON
-                    answer = None
-            break
+    answer = _last_answer(messages)
     items = answer.get("operations") if isinstance(answer, dict) else None
     if not isinstance(items, list):
         problem = f"the model gave no usable answer: {failure.message}"
@@ -193,6 +184,20 @@ def _salvaged(messages: list[ModelMessage], failure: UnexpectedModelBehavior) ->
             problem = f"the model's answer is not an operation ({where}: {error['msg']}): {shown}"
             found.append(UnusableProposal.of(said.get("record_id"), said.get("reason"), problem))
     return found
+
+
+def _last_answer(messages: list[ModelMessage]) -> Any:
+    """The arguments of the model's last output-tool call, or None (no call, not JSON)."""
+    for message in reversed(messages):
+        if isinstance(message, ModelResponse):
+            calls = [part for part in message.parts if isinstance(part, ToolCallPart)]
+            if calls:
+                try:
+                    return calls[-1].args_as_dict()
+                except ValueError:  # not JSON
+                    return None
+            return None
+    return None
 
 
 def memory_lines(records: Sequence[MemoryRecord]) -> str:

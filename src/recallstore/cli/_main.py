@@ -12,6 +12,7 @@ from recallstore.cli import (
     _capture,
     _consolidate,
     _demo,
+    _distil,
     _events,
     _forget,
     _manifest,
@@ -128,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     _forget.add_forget_command(commands, [db])
     _capture.add_capture_command(commands, [db])
     _consolidate.add_consolidate_command(commands, [db])
+    _distil.add_distil_command(commands, [db])
 
     export = commands.add_parser(
         "export", parents=[store], help="write records as JSONL, oldest first"

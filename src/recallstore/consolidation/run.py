@@ -9,6 +9,7 @@ changes, one journal event per operation, and the plan kept in the store so that
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -152,12 +153,24 @@ def plan_of(revision: StoredRevision) -> Plan | str:
     try:
         plan = Plan.model_validate_json(revision.body)
     except (ValidationError, MemoryValidationError, ValueError):
+        if (reverted := _distillation_reverted(revision.body)) is not None:
+            return f"the revert of distillation {reverted}, not a consolidation plan"
         return "not a consolidation plan (kept through revise by another caller)"
     if plan.id != revision.id:
         return f"not a consolidation plan (its body names plan {plan.id})"
     if not (plan.withheld or revision.forgotten):
         return plan
     return plan.model_copy(update={"scope": revision.scope, "forgotten": revision.forgotten})
+
+
+def _distillation_reverted(body: str) -> str | None:
+    """The distillation a revision's body says it reverted (``revert_distillation``)."""
+    try:
+        found = json.loads(body)
+    except ValueError:
+        return None
+    plan = found.get("distillation_reverted") if isinstance(found, dict) else None
+    return plan if isinstance(plan, str) else None
 
 
 async def _read_back(store: MemoryStore, plan: Plan) -> Plan:

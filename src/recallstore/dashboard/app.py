@@ -10,6 +10,8 @@ Routes (all behind the token, except ``/static`` and ``/favicon.ico``):
   its JSONL export and "forget this person" (``/person/export``, ``/person/forget``);
 * ``/plans``, ``/plans/{id}``, ``/api/plans``: the applied consolidation plans with
   their diffs; a plan's page reverts it (``POST /plans/{id}/revert``);
+* ``/learning``: candidates and their evidence, approve / reject / demote through the
+  host's gate, the evolution ledger, the learned section of the system prompt;
 * ``/api/records`` …: a small JSON API (write, read, search, invalidate);
 * ``/api/events``, ``/api/snippets``: the feed in time order, and what its records say;
 * ``/events``: the SSE stream (``recallstore.events.sse``); on a journal-fed bus also
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from recallstore.backends.registry import describe_store
 from recallstore.errors import ConfigurationError, MissingDependencyError
-from recallstore.store import MemoryStore
+from recallstore.store import MemoryStore, PromotionGate
 from recallstore.tokens import token_problem
 
 if TYPE_CHECKING:
@@ -48,6 +50,7 @@ def create_dashboard_app(
     replay: int = DEFAULT_REPLAY,
     max_feed_items: int = 200,
     history: EventHistory | None = None,
+    gate: PromotionGate | None = None,
 ) -> Starlette:
     """The memory lens over ``store``, streaming ``bus``'s events, guarded by ``token``.
 
@@ -57,7 +60,9 @@ def create_dashboard_app(
     SameSite=Strict cookie and redirects to ``/``. ``replay`` is how many recent events
     (at most) the feed shows on opening; ``max_feed_items`` how many it keeps on screen.
     ``history`` (``JournalFeed.history``) lets the stream resume from a ``Last-Event-ID``
-    older than the bus's replay buffer, out of the store's journal.
+    older than the bus's replay buffer, out of the store's journal. ``gate`` is the
+    host's promotion policy the learning page's approvals go through (default:
+    ``PromotionGate()``, which asks for a person's approval for every target).
 
     Raises :class:`~recallstore.errors.MissingDependencyError` without the ``server``
     extra, and :class:`~recallstore.errors.ConfigurationError` for a token that could never
@@ -89,6 +94,7 @@ def create_dashboard_app(
         from recallstore.dashboard._api import RecordsApi
         from recallstore.dashboard._auth import TokenGate
         from recallstore.dashboard._feed import FeedApi
+        from recallstore.dashboard._learning import LearningView
         from recallstore.dashboard._pages import DashboardPages
         from recallstore.dashboard._person import PersonView
         from recallstore.dashboard._plans import PlansView
@@ -138,6 +144,7 @@ def create_dashboard_app(
 
     plans = PlansView(pages, observed.inner)
     person = PersonView(pages, observed, [bus] if lens_bus is None else [bus, lens_bus])
+    learning = LearningView(pages, observed.inner, gate or PromotionGate())
 
     async def http_error(request: Request, exc: Exception) -> Response:
         status_code = exc.status_code if isinstance(exc, HTTPException) else 500
@@ -174,6 +181,11 @@ def create_dashboard_app(
         Route("/person/forget", person.forget, methods=["POST"]),
         Route("/person/forgotten", person.forgotten, methods=["GET"]),
         Route("/api/plans", plans.api, methods=["GET"]),
+        Route("/learning", learning.page, name="learning"),
+        Route("/learning/conversation", learning.conversation, name="learning_conversation"),
+        Route("/learning/promote", learning.promote_form, methods=["POST"]),
+        Route("/learning/demote", learning.demote_form, methods=["POST"]),
+        Route("/learning/reject", learning.reject_form, methods=["POST"]),
         Route("/api/records", api.create, methods=["POST"]),
         Route("/api/records", api.search, methods=["GET"]),
         Route("/api/records/{record_id:str}", api.read, methods=["GET"]),
