@@ -65,6 +65,11 @@ TWINS: dict[str, Callable[..., Any]] = {
     "scope_records": recallstore.consolidation.scope_records,
     "iter_records": recallstore.jsonl.iter_records,
     "tail_events": recallstore.events.journal.tail_events,
+    "assemble_learned": recallstore.assemble_learned,
+    "distil": recallstore.consolidation.distil,
+    "apply_distillation": recallstore.consolidation.apply_distillation,
+    "kept_distillations": recallstore.consolidation.kept_distillations,
+    "revert_distillation": recallstore.consolidation.revert_distillation,
 }
 
 

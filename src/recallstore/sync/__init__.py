@@ -8,7 +8,9 @@ the library that takes a store has a blocking twin here, with the same name,
 parameters and errors (:func:`capture`; :func:`consolidate`, :func:`apply_plan`,
 :func:`revert_plan`, :func:`kept_plans`, :func:`read_kept_plans`,
 :func:`scope_records`; :func:`memory_prompt`, :func:`assemble_recall`,
-:func:`supersede_chain`; :func:`export_jsonl`, :func:`import_records`), taking a
+:func:`supersede_chain`; :func:`export_jsonl`, :func:`import_records`;
+:func:`assemble_learned`, :func:`distil`, :func:`apply_distillation`,
+:func:`kept_distillations`, :func:`revert_distillation`), taking a
 ``SyncMemoryStore``; its async iterators are blocking generators (:func:`iter_records`,
 :func:`tail_events`). Every call is forwarded to that one loop and waited for, so the
 store's connections only ever see the loop they were opened on;
@@ -46,6 +48,13 @@ from recallstore.sync._consolidation import (
     scope_records,
 )
 from recallstore.sync._iterators import iter_records, tail_events
+from recallstore.sync._learning import (
+    apply_distillation,
+    assemble_learned,
+    distil,
+    kept_distillations,
+    revert_distillation,
+)
 from recallstore.sync._store import SyncMemoryStore
 from recallstore.sync._toolbox import SyncMemoryCapability, SyncMemoryInstance, SyncToolbox
 
@@ -55,16 +64,21 @@ __all__ = [
     "SyncMemoryInstance",
     "SyncMemoryStore",
     "SyncToolbox",
+    "apply_distillation",
     "apply_plan",
+    "assemble_learned",
     "assemble_recall",
     "capture",
     "consolidate",
+    "distil",
     "export_jsonl",
     "import_records",
     "iter_records",
+    "kept_distillations",
     "kept_plans",
     "memory_prompt",
     "read_kept_plans",
+    "revert_distillation",
     "revert_plan",
     "scope_records",
     "supersede_chain",

@@ -15,13 +15,20 @@ from recallstore.records import (
     MemoryRecord,
     MemorySearchQuery,
     MemoryStoreCapabilities,
+    MemoryTarget,
     MemoryWriteInput,
+    Provenance,
 )
 from recallstore.store import (
     FORGET_EXTENSION,
+    PROMOTE_EXTENSION,
     Clock,
+    LedgerEntry,
     MemoryStore,
+    Promotion,
+    PromotionGate,
     SupportsForget,
+    SupportsPromotion,
     store_clock,
 )
 from recallstore.sync._portable import PortableStore
@@ -35,7 +42,8 @@ class SyncMemoryStore:
     ``store`` is a store that is not open yet, or what
     :func:`~recallstore.load.load_memory_store` takes (a path, ``memory:``, a URL).
     It is opened here, on ``loop`` (default: a :class:`BackgroundLoop` of its own, closed
-    with the store). The methods are the protocol's six and ``forget``, with the same
+    with the store). The methods are the protocol's six, ``forget`` and the ``promote`` extension's
+    (``corroborate``, ``promote``, ``demote``, ``promotions``, ``ledger``), with the same
     semantics and errors; the functions of :mod:`recallstore.sync` (``capture``,
     ``consolidate``, ...) take it where the async ones take a store. ``store`` and
     ``loop`` stay reachable for async code that shares them; :attr:`portable` is the
@@ -107,6 +115,65 @@ class SyncMemoryStore:
                 "so it cannot forget a scope"
             )
         return self.loop.run(self.store.forget(scope))
+
+    def corroborate(
+        self,
+        scope: Mapping[str, str],
+        id: str,
+        evidence: Provenance,
+        *,
+        actor: str,
+        reason: str,
+    ) -> MemoryRecord:
+        """``evidence`` added to the ``supports`` of record ``id`` (the ``"promote"``
+        extension, :class:`~recallstore.store.SupportsPromotion`); a ledger row."""
+        store = self._promoting()
+        return self.loop.run(store.corroborate(scope, id, evidence, actor=actor, reason=reason))
+
+    def promote(
+        self,
+        scope: Mapping[str, str],
+        id: str,
+        target: MemoryTarget,
+        *,
+        gate: PromotionGate,
+        actor: str,
+        reason: str,
+        approved_by: str | None = None,
+    ) -> Promotion:
+        """Record ``id`` made a standing instruction of ``target`` if ``gate`` allows it
+        (:class:`~recallstore.store.PromotionRefusedError` otherwise); a ledger row."""
+        store = self._promoting()
+        return self.loop.run(
+            store.promote(
+                scope, id, target, gate=gate, actor=actor, reason=reason, approved_by=approved_by
+            )
+        )
+
+    def demote(self, scope: Mapping[str, str], id: str, *, actor: str, reason: str) -> LedgerEntry:
+        """Record ``id``'s promotion taken back; the prompt is as before it; a ledger row."""
+        store = self._promoting()
+        return self.loop.run(store.demote(scope, id, actor=actor, reason=reason))
+
+    def promotions(self, scope: Mapping[str, str]) -> list[Promotion]:
+        """The promoted records of exactly ``scope``, oldest first."""
+        return self.loop.run(self._promoting().promotions(scope))
+
+    def ledger(
+        self, scope: Mapping[str, str] | None = None, *, record_id: str | None = None
+    ) -> list[LedgerEntry]:
+        """The evolution ledger's rows whose scope contains ``scope``, oldest first."""
+        return self.loop.run(self._promoting().ledger(scope, record_id=record_id))
+
+    def _promoting(self) -> SupportsPromotion:
+        if PROMOTE_EXTENSION not in self.store.capabilities().extensions or not isinstance(
+            self.store, SupportsPromotion
+        ):
+            raise ConfigurationError(
+                f"{type(self.store).__name__} lacks the {PROMOTE_EXTENSION!r} extension, "
+                "so it cannot corroborate, promote or demote"
+            )
+        return self.store
 
     @property
     def portable(self) -> MemoryStore:
