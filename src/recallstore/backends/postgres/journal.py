@@ -5,11 +5,13 @@ values are handed out when a row is inserted, not when its transaction commits, 
 an append takes a transaction-level advisory lock first: appends commit one at a
 time, in sequence order, and a tailer reading ``seq > last`` never skips a row that
 commits later with a smaller id. Each append notifies ``<schema>_journal``; the
-notification is delivered at commit, and wakes every listening tailer.
+notification is delivered at commit, and wakes every listening tailer. Behind a
+transaction pooler without a listen URL a tailer polls instead (:class:`JournalPoller`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PRUNE_BATCH",
     "JournalListener",
+    "JournalPoller",
     "JournalTable",
     "PostgresJournalPrimitives",
     "trace_indexes",
@@ -196,12 +199,30 @@ class JournalListener:
             await conn.close()
 
 
+class JournalPoller:
+    """What a tailer waits on when it cannot ``LISTEN`` (a transaction pooler and no
+    listen URL): each wait lasts ``seconds``, then the tailer reads the table again."""
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+
+    async def connect(self) -> None:
+        """Nothing to open: polling holds no connection of its own."""
+
+    async def wait(self) -> None:
+        """Return after ``seconds``."""
+        await asyncio.sleep(self._seconds)
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+
 class PostgresJournalPrimitives:
     """The journal extension's primitives on Postgres, mixed into ``PostgresMemoryStore``."""
 
     if TYPE_CHECKING:
         _journal_table: JournalTable
-        _listener: JournalListener
+        _listener: JournalListener | JournalPoller
 
         def _check_open(self) -> None: ...
         def _reading(self) -> AbstractAsyncContextManager[AsyncConnection[Any]]: ...

@@ -28,9 +28,19 @@ from recallstore.backends.base import (
 )
 from recallstore.backends.journal import DEFAULT_JOURNAL, JournalSettings
 from recallstore.backends.postgres import vectors as vectors
+from recallstore.backends.postgres.connections import (
+    POLL_SECONDS,
+    PoolMode,
+    check_pool_mode,
+    connection_kwargs,
+    explain,
+    redact,
+    split_url,
+)
 from recallstore.backends.postgres.forget import forget_scope
 from recallstore.backends.postgres.journal import (
     JournalListener,
+    JournalPoller,
     JournalTable,
     PostgresJournalPrimitives,
 )
@@ -67,13 +77,6 @@ __all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
 _EXPORT_PAGE = 500
 _INSERT_PAGE = 1_000  # 18 parameters a row, well under Postgres' 65,535 per statement
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-_PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
-# password=... in a key/value conninfo string or a URL's query string.
-_PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", re.IGNORECASE)
-
-
-def _redact(dsn: str) -> str:
-    return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1:***@", dsn))
 
 
 class PostgresMemoryStore(
@@ -111,7 +114,13 @@ class PostgresMemoryStore(
         max_connections: int = 8,
         journal: JournalSettings | None = DEFAULT_JOURNAL,
         embedder: Embedder | str | None = None,
+        pool_mode: PoolMode = "session",
+        listen_url: str | None = None,
     ) -> None:
+        """``pool_mode="transaction"`` behind a transaction pooler (PgBouncer): no
+        server-side prepared statements; the journal's live feed ``LISTEN``s on
+        ``listen_url`` (direct or session mode) when given, else polls the table.
+        See docs/postgres.md#behind-pgbouncer."""
         if not _IDENTIFIER.match(schema):
             raise ConfigurationError(
                 f"schema must be a lower-case SQL identifier (letters, digits, _), got {schema!r}"
@@ -119,10 +128,18 @@ class PostgresMemoryStore(
         super().__init__(clock=clock, ids=ids, journal=journal)
         self._init_hybrid(embedder)
         self._dsn = dsn
+        self._pool_mode = check_pool_mode(pool_mode)
         self._journal_table = JournalTable(schema)
-        # A connection of its own that LISTENs for journal appends (tailers only).
-        self._target = _redact(dsn)
-        self._listener = JournalListener(dsn, self._journal_table.channel, self._target)
+        self._target = redact(dsn)
+        # A connection of its own that LISTENs for journal appends (tailers only); a
+        # transaction pooler cannot carry LISTEN, so without a listen URL tailers poll.
+        self._listener: JournalListener | JournalPoller
+        if pool_mode == "transaction" and listen_url is None:
+            self._listener = JournalPoller(POLL_SECONDS)
+        else:
+            listen = listen_url or dsn
+            channel = self._journal_table.channel
+            self._listener = JournalListener(listen, channel, redact(listen))
         self._schema = schema
         self._table = f"{schema}.memory_records"
         self._statistics = PostgresStatistics(schema)
@@ -135,8 +152,11 @@ class PostgresMemoryStore(
 
     @classmethod
     def from_url(cls, url: str) -> Self:
-        """The store for a ``postgresql://`` (or ``postgres://``) URL, schema ``recallstore``."""
-        return cls(url)
+        """The store for a ``postgresql://`` (or ``postgres://``) URL, schema ``recallstore``;
+        ``?recallstore_pool_mode=transaction`` and ``&recallstore_listen_url=…``
+        (percent-encoded) set ``pool_mode`` and ``listen_url`` (postgres.connections)."""
+        dsn, pool_mode, listen_url = split_url(url)
+        return cls(dsn, pool_mode=pool_mode, listen_url=listen_url)
 
     def describe(self) -> StoreDescription:
         """At its URL, password redacted; open with an embedder, where its vectors live."""
@@ -170,7 +190,9 @@ class PostgresMemoryStore(
             raise MissingDependencyError("the Postgres backend", "postgres") from exc
         try:
             # One direct attempt first: a pool would retry a refused connection until timeout.
-            probe = await psycopg.AsyncConnection.connect(self._dsn, connect_timeout=10)
+            probe = await psycopg.AsyncConnection.connect(
+                self._dsn, connect_timeout=10, **connection_kwargs(self._pool_mode)
+            )
         except psycopg.Error as exc:
             raise StoreUnavailableError(self._target, f"cannot connect: {exc}") from None
         await probe.close()
@@ -178,7 +200,7 @@ class PostgresMemoryStore(
             self._dsn,
             min_size=self._pool_size[0],
             max_size=self._pool_size[1],
-            kwargs={"autocommit": True},
+            kwargs=connection_kwargs(self._pool_mode),
             # Test each connection as it is handed out, so one the server dropped (a
             # restart, a failover, an idle timeout) is replaced instead of failing a call.
             check=AsyncConnectionPool.check_connection,
@@ -202,7 +224,7 @@ class PostgresMemoryStore(
                 self._store_id = await read_store_id(conn, self._schema)
         except psycopg.Error as exc:
             await pool.close()
-            raise StoreUnavailableError(self._target, f"cannot open: {exc}") from None
+            raise StoreUnavailableError(self._target, f"cannot open: {explain(exc)}") from None
         except BaseException:
             await pool.close()
             raise
@@ -227,6 +249,7 @@ class PostgresMemoryStore(
     async def _reading(self) -> AsyncIterator[AsyncConnection[Any]]:
         """A pooled connection for one call; a database failure is StoreUnavailableError."""
         import psycopg
+        from psycopg.errors import DuplicatePreparedStatement, InvalidSqlStatementName
         from psycopg_pool import PoolTimeout
 
         self._check_open()
@@ -236,6 +259,9 @@ class PostgresMemoryStore(
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
             raise StoreUnavailableError(self._target, str(exc).strip()) from exc
+        except (InvalidSqlStatementName, DuplicatePreparedStatement) as exc:
+            # psycopg's prepared statements, lost or doubled by a transaction pooler.
+            raise StoreUnavailableError(self._target, explain(exc)) from exc
 
     @asynccontextmanager
     async def _writing(self) -> AsyncIterator[AsyncConnection[Any]]:

@@ -1,0 +1,109 @@
+"""How the Postgres backend connects: direct, or behind a pooler such as PgBouncer.
+
+A pooler in *transaction* mode (PgBouncer ``pool_mode = transaction``, Supavisor,
+RDS Proxy) hands each transaction to whichever server connection is free, so nothing
+a session keeps survives from one transaction to the next. The store keeps none of
+its own (its advisory locks are transaction-level, its settings ``SET LOCAL``-scoped),
+but two things of the driver and the journal are session state:
+
+- psycopg prepares a statement on the server after it ran five times on a connection
+  (``prepare_threshold``); the next transaction may reach a server connection that
+  never saw it. With ``pool_mode="transaction"`` every connection has
+  ``prepare_threshold=None``: statements are parsed each time, never named.
+- ``LISTEN`` belongs to a session: through a transaction pooler, notifications reach
+  whichever client next borrows that server connection, or no one. A journal tailer
+  (the lens's live feed) listens on ``listen_url`` — a direct or session-mode URL —
+  when one is given, and otherwise reads the journal table every
+  :data:`POLL_SECONDS`.
+
+A pooler cannot be detected from the protocol (it answers as the server does), so the
+mode is configured, never guessed: ``PostgresMemoryStore(url, pool_mode="transaction",
+listen_url=...)``, or in a URL for ``load_memory_store`` and the CLI,
+``?recallstore_pool_mode=transaction&recallstore_listen_url=<percent-encoded URL>``
+(:func:`split_url`), parameters taken out before the URL reaches libpq.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final, Literal, cast, get_args
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from recallstore.errors import ConfigurationError
+
+__all__ = [
+    "LISTEN_URL_PARAMETER",
+    "POLL_SECONDS",
+    "POOL_MODE_PARAMETER",
+    "PoolMode",
+    "check_pool_mode",
+    "connection_kwargs",
+    "explain",
+    "redact",
+    "split_url",
+]
+
+PoolMode = Literal["session", "transaction"]
+"""``"session"``: direct, or a session-mode pooler; ``"transaction"``: a pooler that
+keeps no session state between transactions."""
+
+POOL_MODE_PARAMETER: Final = "recallstore_pool_mode"
+"""The URL query parameter naming the pool mode (``from_url``)."""
+LISTEN_URL_PARAMETER: Final = "recallstore_listen_url"
+"""The URL query parameter holding the journal listener's own URL (``from_url``)."""
+
+POLL_SECONDS: Final = 0.5
+"""How often a journal tailer reads the journal table when it cannot ``LISTEN``."""
+
+_PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
+# password=... in a key/value conninfo string or a URL's query string.
+_PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", re.IGNORECASE)
+
+
+def redact(dsn: str) -> str:
+    """``dsn`` with any password replaced by ``***`` (user info, query string, conninfo)."""
+    return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1:***@", dsn))
+
+
+def check_pool_mode(mode: str) -> PoolMode:
+    """``mode`` if it is a pool mode; ConfigurationError naming the choices otherwise."""
+    if mode not in get_args(PoolMode):
+        raise ConfigurationError(f"pool_mode must be 'session' or 'transaction', got {mode!r}")
+    return cast(PoolMode, mode)
+
+
+def split_url(url: str) -> tuple[str, PoolMode, str | None]:
+    """``(url for libpq, pool mode, listen url)`` from a URL that may carry
+    :data:`POOL_MODE_PARAMETER` and :data:`LISTEN_URL_PARAMETER` in its query string."""
+    parts = urlsplit(url)
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    ours = {name for name in (POOL_MODE_PARAMETER, LISTEN_URL_PARAMETER)}
+    found = {name: value for name, value in pairs if name in ours}
+    if not found:
+        return url, "session", None
+    rest = [(name, value) for name, value in pairs if name not in ours]
+    libpq = urlunsplit(parts._replace(query=urlencode(rest)))
+    mode = check_pool_mode(found.get(POOL_MODE_PARAMETER, "session"))
+    listen = found.get(LISTEN_URL_PARAMETER) or None
+    return libpq, mode, listen
+
+
+def connection_kwargs(mode: PoolMode) -> dict[str, Any]:
+    """psycopg connection arguments of the pool's connections in ``mode``."""
+    if mode == "transaction":
+        return {"autocommit": True, "prepare_threshold": None}
+    return {"autocommit": True}
+
+
+def explain(exc: BaseException) -> str:
+    """``exc``'s message; for a prepared statement a transaction pooler lost or shared
+    (psycopg's, in session mode), what to configure."""
+    from psycopg.errors import DuplicatePreparedStatement, InvalidSqlStatementName
+
+    said = str(exc).strip()
+    if isinstance(exc, DuplicatePreparedStatement | InvalidSqlStatementName):
+        said += (
+            ": behind a transaction pooler (PgBouncer), open the store with "
+            "pool_mode='transaction' (docs/postgres.md#behind-pgbouncer)"
+        )
+    return said
