@@ -26,21 +26,31 @@ listen_url=...)``, or in a URL for ``load_memory_store`` and the CLI,
 from __future__ import annotations
 
 import re
-from typing import Any, Final, Literal, cast, get_args
+import select
+import weakref
+from typing import TYPE_CHECKING, Any, Final, Literal, cast, get_args
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from recallstore.errors import ConfigurationError
+from recallstore.errors import ConfigurationError, StoreUnavailableError
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+    from psycopg_pool import AsyncConnectionPool
 
 __all__ = [
     "LISTEN_URL_PARAMETER",
     "POLL_SECONDS",
     "POOL_MODE_PARAMETER",
     "PoolMode",
+    "check_handed_out",
     "check_pool_mode",
     "connection_kwargs",
     "explain",
+    "in_write",
+    "open_pool",
     "redact",
     "split_url",
+    "writing_on",
 ]
 
 PoolMode = Literal["session", "transaction"]
@@ -107,3 +117,70 @@ def explain(exc: BaseException) -> str:
             "pool_mode='transaction' (docs/postgres.md#behind-pgbouncer)"
         )
     return said
+
+
+async def check_handed_out(conn: AsyncConnection[Any]) -> None:
+    """The pool's check of each connection it hands out, without a round trip when the
+    connection's socket is quiet. A server that drops a connection (a restart, a
+    failover, ``pg_terminate_backend``, an idle timeout) sends its goodbye or closes the
+    socket, which makes it readable; so does anything else the server said unasked.
+    Then the pool's own check runs (an empty query), and a dead connection is replaced
+    instead of failing the call. An idle connection has nothing to read."""
+    from psycopg_pool import AsyncConnectionPool
+
+    try:
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError):  # closed already: let the pool's check say so
+        readable = [True]
+    if readable:
+        await AsyncConnectionPool.check_connection(conn)
+
+
+_WRITING: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def writing_on(conn: AsyncConnection[Any], writing: bool) -> None:
+    """Mark ``conn`` as in (or out of) a write transaction of the store. A pipelined
+    transaction's status reads IDLE until its next Sync, so it cannot tell."""
+    if writing:
+        _WRITING.add(conn)
+    else:
+        _WRITING.discard(conn)
+
+
+def in_write(conn: AsyncConnection[Any]) -> bool:
+    """Whether ``conn`` is in a write transaction (its reads lock what they read)."""
+    return conn in _WRITING
+
+
+async def open_pool(
+    dsn: str, sizes: tuple[int, int], mode: PoolMode, target: str
+) -> AsyncConnectionPool[Any]:
+    """An open pool of ``sizes`` (min, max) connections to ``dsn`` in ``mode``, its
+    connections checked as handed out (:func:`check_handed_out`);
+    StoreUnavailableError naming ``target`` when the server cannot be reached."""
+    import psycopg
+    from psycopg_pool import AsyncConnectionPool
+
+    try:
+        # One direct attempt first: a pool would retry a refused connection until timeout.
+        probe = await psycopg.AsyncConnection.connect(
+            dsn, connect_timeout=10, **connection_kwargs(mode)
+        )
+    except psycopg.Error as exc:
+        raise StoreUnavailableError(target, f"cannot connect: {exc}") from None
+    await probe.close()
+    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+        dsn,
+        min_size=sizes[0],
+        max_size=sizes[1],
+        kwargs=connection_kwargs(mode),
+        check=check_handed_out,
+        open=False,
+    )
+    try:
+        await pool.open(wait=True, timeout=10)
+    except Exception as exc:
+        await pool.close()
+        raise StoreUnavailableError(target, f"cannot connect: {exc}") from None
+    return pool
