@@ -161,8 +161,21 @@ def test_the_url_names_the_pool_mode_and_the_listen_url() -> None:
         "postgresql://app@bouncer:6432/app?sslmode=disable",
         "transaction",
         listen,
+        None,
     )
-    assert split_url("postgresql://app@db/app") == ("postgresql://app@db/app", "session", None)
+    assert split_url("postgresql://app@db/app") == (
+        "postgresql://app@db/app",
+        "session",
+        None,
+        None,
+    )
+    standby = "postgresql://app@standby/app"
+    assert split_url(f"postgresql://app@db/app?recallstore_standby_url={quote(standby)}") == (
+        "postgresql://app@db/app",
+        "session",
+        None,
+        standby,
+    )
     with pytest.raises(ConfigurationError, match="pool_mode must be 'session' or 'transaction'"):
         split_url("postgresql://app@db/app?recallstore_pool_mode=statement")
     with pytest.raises(ConfigurationError, match="pool_mode"):

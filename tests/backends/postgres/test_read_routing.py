@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -101,3 +102,19 @@ async def test_a_standby_that_cannot_catch_up_is_passed_over_for_the_primary(
                 assert row == (0,)
             finally:
                 conn.execute("SELECT pg_wal_replay_resume()")
+
+
+async def test_a_url_names_the_standby(replica_pair: tuple[str, str]) -> None:
+    primary, standby = replica_pair
+    store = PostgresMemoryStore.from_url(f"{primary}?recallstore_standby_url={quote(standby)}")
+    try:
+        async with store:  # schema "recallstore" of the test-started primary
+            scope = {"user": "from-a-url"}
+            await store.write([MemoryWriteInput(scope=scope, content="routed by its URL")])
+            hits = await store.search(MemorySearchQuery(query="routed", scope=scope))
+            assert [hit.record.content for hit in hits] == ["routed by its URL"]
+            assert store.read_routing["standby"] + store.read_routing["primary"] == 1
+            assert "127.0.0.1" in store.describe().target
+    finally:
+        with psycopg.connect(primary, autocommit=True) as conn:
+            conn.execute("DROP SCHEMA IF EXISTS recallstore CASCADE")

@@ -20,7 +20,8 @@ A pooler cannot be detected from the protocol (it answers as the server does), s
 mode is configured, never guessed: ``PostgresMemoryStore(url, pool_mode="transaction",
 listen_url=...)``, or in a URL for ``load_memory_store`` and the CLI,
 ``?recallstore_pool_mode=transaction&recallstore_listen_url=<percent-encoded URL>``
-(:func:`split_url`), parameters taken out before the URL reaches libpq.
+(and ``recallstore_standby_url``, postgres.routing; :func:`split_url`), parameters
+taken out before the URL reaches libpq.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ __all__ = [
     "LISTEN_URL_PARAMETER",
     "POLL_SECONDS",
     "POOL_MODE_PARAMETER",
+    "STANDBY_URL_PARAMETER",
     "PoolMode",
     "check_handed_out",
     "check_pool_mode",
@@ -61,6 +63,8 @@ POOL_MODE_PARAMETER: Final = "recallstore_pool_mode"
 """The URL query parameter naming the pool mode (``from_url``)."""
 LISTEN_URL_PARAMETER: Final = "recallstore_listen_url"
 """The URL query parameter holding the journal listener's own URL (``from_url``)."""
+STANDBY_URL_PARAMETER: Final = "recallstore_standby_url"
+"""The URL query parameter holding a hot standby's URL for reads (``from_url``)."""
 
 POLL_SECONDS: Final = 0.5
 """How often a journal tailer reads the journal table when it cannot ``LISTEN``."""
@@ -82,20 +86,21 @@ def check_pool_mode(mode: str) -> PoolMode:
     return cast(PoolMode, mode)
 
 
-def split_url(url: str) -> tuple[str, PoolMode, str | None]:
-    """``(url for libpq, pool mode, listen url)`` from a URL that may carry
-    :data:`POOL_MODE_PARAMETER` and :data:`LISTEN_URL_PARAMETER` in its query string."""
+def split_url(url: str) -> tuple[str, PoolMode, str | None, str | None]:
+    """``(url for libpq, pool mode, listen url, standby url)`` from a URL that may carry
+    :data:`POOL_MODE_PARAMETER`, :data:`LISTEN_URL_PARAMETER` and
+    :data:`STANDBY_URL_PARAMETER` in its query string."""
     parts = urlsplit(url)
     pairs = parse_qsl(parts.query, keep_blank_values=True)
-    ours = {name for name in (POOL_MODE_PARAMETER, LISTEN_URL_PARAMETER)}
+    ours = {POOL_MODE_PARAMETER, LISTEN_URL_PARAMETER, STANDBY_URL_PARAMETER}
     found = {name: value for name, value in pairs if name in ours}
     if not found:
-        return url, "session", None
+        return url, "session", None, None
     rest = [(name, value) for name, value in pairs if name not in ours]
     libpq = urlunsplit(parts._replace(query=urlencode(rest)))
     mode = check_pool_mode(found.get(POOL_MODE_PARAMETER, "session"))
     listen = found.get(LISTEN_URL_PARAMETER) or None
-    return libpq, mode, listen
+    return libpq, mode, listen, found.get(STANDBY_URL_PARAMETER) or None
 
 
 def connection_kwargs(mode: PoolMode) -> dict[str, Any]:

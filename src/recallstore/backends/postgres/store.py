@@ -165,10 +165,11 @@ class PostgresMemoryStore(
     @classmethod
     def from_url(cls, url: str) -> Self:
         """The store for a ``postgresql://`` (or ``postgres://``) URL, schema ``recallstore``;
-        ``?recallstore_pool_mode=transaction`` and ``&recallstore_listen_url=…``
-        (percent-encoded) set ``pool_mode`` and ``listen_url`` (postgres.connections)."""
-        dsn, pool_mode, listen_url = split_url(url)
-        return cls(dsn, pool_mode=pool_mode, listen_url=listen_url)
+        ``?recallstore_pool_mode=transaction``, ``&recallstore_listen_url=…`` and
+        ``&recallstore_standby_url=…`` (percent-encoded) set ``pool_mode``,
+        ``listen_url`` and ``standby_url`` (postgres.connections)."""
+        dsn, mode, listen, standby = split_url(url)
+        return cls(dsn, pool_mode=mode, listen_url=listen, standby_url=standby)
 
     def describe(self) -> StoreDescription:
         """At its URL, password redacted; open with an embedder, where its vectors live."""
