@@ -27,6 +27,7 @@ QUICK_ARGUMENTS = {
     "semantic_bench.py": ["--records", "10000", "--queries", "50", "--writes", "200"],
     "postgres_processes.py": ["--records", "5000", "--users", "50", "--seconds", "10"],
     "live_search.py": ["--records", "20000", "--rounds", "50"],
+    "postgres_round_trips.py": ["--records", "10000", "--users", "100", "--queries", "50"],
 }
 ON_REQUEST = {"listing_cost.py", "search_side.py"}
 """Run by hand on a given file (their docstrings say how), to compare two checkouts."""

@@ -12,17 +12,30 @@ unix socket in a temporary directory, and deleted afterwards. As root, the wheel
 the server as its own system user ``pgserver`` (it creates it with ``useradd``), as
 PostgreSQL refuses to run as root. Without the wheel those tests skip, unless
 RECALLSTORE_REQUIRE_PGVECTOR=1 (CI), where they fail.
+
+A PgBouncer in transaction pooling mode in front of the first server
+(``pgbouncer_url``) is started for the session from Debian's ``pgbouncer`` binary:
+a ``pgbouncer.ini`` and a user list in a temporary directory, an unused port, at most
+two server connections per database and user, so every client's transactions keep
+moving between server connections. As root it runs as the ``postgres`` user (or
+``nobody``). Without the binary those tests skip, unless
+RECALLSTORE_REQUIRE_PGBOUNCER=1 (CI), where they fail.
 """
 
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
+import socket
+import subprocess
 import tempfile
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -122,3 +135,117 @@ def pgvector_schema(pgvector_url: str) -> Iterator[str]:
     yield name
     with psycopg.connect(pgvector_url, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+def _unused_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _pgbouncer_ini(directory: Path, server_url: str, port: int, run_as: str | None) -> Path:
+    server = urlsplit(server_url)
+    user = server.username or "postgres"
+    (directory / "userlist.txt").write_text(f'"{user}" ""\n')
+    target = f"host={server.hostname or '127.0.0.1'} port={server.port or 5432} user={user}"
+    lines = [
+        "[databases]",
+        f"* = {target}",
+        "[pgbouncer]",
+        "listen_addr = 127.0.0.1",
+        f"listen_port = {port}",
+        "unix_socket_dir =",
+        "auth_type = trust",
+        f"auth_file = {directory / 'userlist.txt'}",
+        f"admin_users = {user}",
+        "pool_mode = transaction",
+        # Fewer server connections than a store's pool: transactions change hands.
+        "default_pool_size = 2",
+        "max_client_conn = 500",
+        f"logfile = {directory / 'pgbouncer.log'}",
+        f"pidfile = {directory / 'pgbouncer.pid'}",
+        *([f"user = {run_as}"] if run_as else []),
+    ]
+    ini = directory / "pgbouncer.ini"
+    ini.write_text("\n".join(lines) + "\n")
+    return ini
+
+
+def _run_as() -> str | None:
+    """PgBouncer refuses to run as root: the user it switches to, when we are root."""
+    if os.geteuid() != 0:
+        return None
+    for name in ("postgres", "nobody"):
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            continue
+        return name
+    return None
+
+
+def _start_pgbouncer(binary: str, server_url: str) -> tuple[str, Callable[[], None]]:
+    """The URL of a fresh PgBouncer in transaction mode, and what stops and deletes it."""
+    directory = Path(tempfile.mkdtemp(prefix="recallstore-pgbouncer-"))
+    run_as = _run_as()
+    if run_as is not None:
+        account = pwd.getpwnam(run_as)
+        os.chown(directory, account.pw_uid, account.pw_gid)
+    port = _unused_port()
+    ini = _pgbouncer_ini(directory, server_url, port, run_as)
+    log = directory / "pgbouncer.log"
+    with (directory / "stderr.txt").open("wb") as stderr:
+        process = subprocess.Popen([binary, "-q", str(ini)], stdout=stderr, stderr=stderr)
+
+    def cleanup() -> None:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
+        shutil.rmtree(directory, ignore_errors=True)
+
+    server = urlsplit(server_url)
+    url = f"postgresql://{server.username or 'postgres'}@127.0.0.1:{port}{server.path or '/'}"
+    deadline = time.monotonic() + 60  # a start-up bound, not a test's timing
+    while True:
+        try:
+            with psycopg.connect(url, connect_timeout=3, prepare_threshold=None) as conn:
+                conn.execute("SELECT 1")
+            return url, cleanup
+        except psycopg.Error as exc:
+            if process.poll() is not None or time.monotonic() > deadline:
+                said = " ".join(
+                    path.read_text(errors="replace")
+                    for path in (directory / "stderr.txt", log)
+                    if path.exists()
+                )
+                cleanup()
+                raise RuntimeError(f"pgbouncer did not start: {exc}; {said.strip()}") from None
+            time.sleep(0.1)
+
+
+@pytest.fixture(scope="session")
+def pgbouncer_url(postgres_url: str) -> Iterator[str]:
+    """The URL of a PgBouncer in transaction pooling mode in front of ``postgres_url``."""
+    required = os.environ.get("RECALLSTORE_REQUIRE_PGBOUNCER") == "1"
+    binary = shutil.which("pgbouncer") or next(
+        (path for path in ("/usr/sbin/pgbouncer", "/usr/bin/pgbouncer") if Path(path).exists()),
+        None,
+    )
+    if binary is None:
+        reason = "needs the pgbouncer binary (Debian's pgbouncer package)"
+        if required:
+            pytest.fail(reason)
+        pytest.skip(reason)
+    try:
+        url, cleanup = _start_pgbouncer(binary, postgres_url)
+    except RuntimeError as exc:
+        if required:
+            raise
+        pytest.skip(str(exc))
+    try:
+        yield url
+    finally:
+        cleanup()

@@ -5,10 +5,18 @@ from __future__ import annotations
 
 from tests.postgres_server import (
     POSTGRES_URL,
+    pgbouncer_url,
     pgvector_schema,
     pgvector_url,
     postgres_schema,
     postgres_url,
 )
 
-__all__ = ["POSTGRES_URL", "pgvector_schema", "pgvector_url", "postgres_schema", "postgres_url"]
+__all__ = [
+    "POSTGRES_URL",
+    "pgbouncer_url",
+    "pgvector_schema",
+    "pgvector_url",
+    "postgres_schema",
+    "postgres_url",
+]

@@ -208,7 +208,15 @@ async def test_connections_the_server_dropped_are_replaced_not_failed(
                 "WHERE application_name = %s",
                 (app,),
             ).fetchone() or (0,)
+            # Once they are gone (their sockets closed), as after a restart.
+            for _ in range(600):  # a bound, not a timing: each look is a query
+                (left,) = conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", (app,)
+                ).fetchone() or (0,)
+                if left == 0:
+                    break
         assert killed >= 1
+        assert left == 0
         assert await store.get(record.id) == record
         hits = await store.search(MemorySearchQuery(query="tea", scope={"user": "u1"}))
         assert [hit.record for hit in hits] == [record]

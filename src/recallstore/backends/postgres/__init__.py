@@ -5,7 +5,9 @@ backend's internals: ``store`` (the class), ``schema`` (migrations), ``search`` 
 and keyword search), ``vectors`` (hybrid search), ``pgvector`` (vectors under an
 HNSW index when the extension is there), ``journal`` (the event journal's table and
 ``LISTEN/NOTIFY``), ``revisions`` (the ``"revise"`` extension's plans) and ``keys``
-(idempotency keys: the unique index decides a race, the loser runs again). Importing it
+(idempotency keys: the unique index decides a race, the loser runs again) and
+``connections`` (direct or behind a transaction pooler such as PgBouncer) and
+``routing`` (searches on a hot standby, read-your-writes). Importing it
 needs no driver; opening a store needs the ``postgres`` extra.
 """
 

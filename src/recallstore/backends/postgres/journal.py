@@ -5,11 +5,13 @@ values are handed out when a row is inserted, not when its transaction commits, 
 an append takes a transaction-level advisory lock first: appends commit one at a
 time, in sequence order, and a tailer reading ``seq > last`` never skips a row that
 commits later with a smaller id. Each append notifies ``<schema>_journal``; the
-notification is delivered at commit, and wakes every listening tailer.
+notification is delivered at commit, and wakes every listening tailer. Behind a
+transaction pooler without a listen URL a tailer polls instead (:class:`JournalPoller`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PRUNE_BATCH",
     "JournalListener",
+    "JournalPoller",
     "JournalTable",
     "PostgresJournalPrimitives",
     "trace_indexes",
@@ -63,21 +66,24 @@ class JournalTable:
         self, conn: AsyncConnection[Any], rows: Sequence[Mapping[str, Any]], max_events: int
     ) -> None:
         """Insert ``rows`` in the open transaction, in commit order; prune past ``max_events``."""
+        if not rows:
+            return
+        # No result is read: in a pipelined transaction the lock, the rows, the prune and
+        # the notification travel with the write's other statements. Under the lock the
+        # newest row is ours (appends commit one at a time), so max(seq) is its id.
         await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._lock_key,))
-        newest = 0
-        for row in rows:
-            cursor = await conn.execute(
-                f"INSERT INTO {self.table} (at, type, envelope) VALUES (%s, %s, %s) RETURNING seq",
-                (
-                    datetime.fromisoformat(str(row["timestamp"])),
-                    row["type"],
-                    json.dumps(row, separators=(",", ":")),
-                ),
-            )
-            found = await cursor.fetchone()
-            newest = int(found[0]) if found is not None else newest
-        await conn.execute(f"DELETE FROM {self.table} WHERE seq <= %s", (newest - max_events,))
-        await conn.execute("SELECT pg_notify(%s, %s)", (self.channel, str(newest)))
+        await conn.execute(
+            f"INSERT INTO {self.table} (at, type, envelope) "
+            "SELECT * FROM unnest(%b::timestamptz[], %b::text[], %b::text[]::jsonb[])",
+            (
+                [datetime.fromisoformat(str(row["timestamp"])) for row in rows],
+                [row["type"] for row in rows],
+                [json.dumps(row, separators=(",", ":")) for row in rows],
+            ),
+        )
+        newest = f"(SELECT max(seq) FROM {self.table})"
+        await conn.execute(f"DELETE FROM {self.table} WHERE seq <= {newest} - %s", (max_events,))
+        await conn.execute(f"SELECT pg_notify(%s, {newest}::text)", (self.channel,))
 
     async def read(self, conn: AsyncConnection[Any], after: int, limit: int) -> list[JournalEntry]:
         """Entries with ids above ``after``, oldest first."""
@@ -140,12 +146,15 @@ class JournalTable:
 
     async def prune_before(self, conn: AsyncConnection[Any], cutoff: datetime) -> int:
         """Delete up to :data:`PRUNE_BATCH` rows stamped before ``cutoff``."""
+        # Counted in the statement: in a pipelined write a rowcount comes later.
         cursor = await conn.execute(
-            f"DELETE FROM {self.table} WHERE seq IN "
-            f"(SELECT seq FROM {self.table} WHERE at < %s ORDER BY seq LIMIT %s)",
+            f"WITH gone AS (DELETE FROM {self.table} WHERE seq IN "
+            f"(SELECT seq FROM {self.table} WHERE at < %s ORDER BY seq LIMIT %s) RETURNING 1) "
+            "SELECT count(*) FROM gone",
             (cutoff, PRUNE_BATCH),
         )
-        return int(cursor.rowcount)
+        row = await cursor.fetchone()
+        return 0 if row is None else int(row[0])
 
 
 class JournalListener:
@@ -196,12 +205,30 @@ class JournalListener:
             await conn.close()
 
 
+class JournalPoller:
+    """What a tailer waits on when it cannot ``LISTEN`` (a transaction pooler and no
+    listen URL): each wait lasts ``seconds``, then the tailer reads the table again."""
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+
+    async def connect(self) -> None:
+        """Nothing to open: polling holds no connection of its own."""
+
+    async def wait(self) -> None:
+        """Return after ``seconds``."""
+        await asyncio.sleep(self._seconds)
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+
 class PostgresJournalPrimitives:
     """The journal extension's primitives on Postgres, mixed into ``PostgresMemoryStore``."""
 
     if TYPE_CHECKING:
         _journal_table: JournalTable
-        _listener: JournalListener
+        _listener: JournalListener | JournalPoller
 
         def _check_open(self) -> None: ...
         def _reading(self) -> AbstractAsyncContextManager[AsyncConnection[Any]]: ...

@@ -199,19 +199,23 @@ async def move_rows(
     in the caller's transaction; how many moved."""
     if to == "pgvector":
         await create_table(conn, schema, dimension)
+        # Counted in the statement: in a pipelined write a rowcount comes later.
         cursor = await conn.execute(
-            f"INSERT INTO {schema}.memory_embeddings (record_id, embedding) "
+            f"WITH moved AS (INSERT INTO {schema}.memory_embeddings (record_id, embedding) "
             f"SELECT record_id, vector::vector FROM {schema}.memory_vectors "
-            "WHERE cardinality(vector) = %s",
+            "WHERE cardinality(vector) = %s RETURNING 1) SELECT count(*) FROM moved",
             (dimension,),
         )
+        moved = await cursor.fetchone()
         await conn.execute(f"DELETE FROM {schema}.memory_vectors")
         await create_index(conn, schema)
     else:
         cursor = await conn.execute(
-            f"INSERT INTO {schema}.memory_vectors (record_id, vector) "
+            f"WITH moved AS (INSERT INTO {schema}.memory_vectors (record_id, vector) "
             f"SELECT record_id, embedding::real[] FROM {schema}.memory_embeddings "
-            "ON CONFLICT (record_id) DO UPDATE SET vector = excluded.vector"
+            "ON CONFLICT (record_id) DO UPDATE SET vector = excluded.vector RETURNING 1) "
+            "SELECT count(*) FROM moved"
         )
+        moved = await cursor.fetchone()
         await drop_table(conn, schema)
-    return cursor.rowcount
+    return 0 if moved is None else int(moved[0])

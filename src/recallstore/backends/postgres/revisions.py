@@ -17,6 +17,7 @@ from recallstore.backends._revise_extension import (
     revision_from_row,
     revision_row,
 )
+from recallstore.backends.postgres.connections import in_write
 from recallstore.backends.postgres.keys import retrying
 from recallstore.records import format_timestamp
 from recallstore.store import StoredRevision
@@ -50,9 +51,7 @@ class PostgresRevisions(RevisesRecords["AsyncConnection[Any]"]):
     async def _fetch_revision(
         self, handle: AsyncConnection[Any], revision_id: str
     ) -> StoredRevision | None:
-        from psycopg.pq import TransactionStatus
-
-        locking = handle.info.transaction_status == TransactionStatus.INTRANS
+        locking = in_write(handle)
         cursor = await handle.execute(
             f"SELECT {_COLUMNS} FROM {self._schema}.memory_revisions WHERE id = %s"
             + (" FOR UPDATE" if locking else ""),

@@ -12,7 +12,7 @@ scope of that size, as in SQLite and the in-memory store), else the best
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from recallstore._search.query import (
     CorpusStatistics,
     QueryTerm,
     idf,
+    plan_query,
     rank_records,
 )
 from recallstore.backends._time_filters import postgres_time_clauses
@@ -93,17 +94,37 @@ class PostgresStatistics:
         self._totals = (0, 0.0)
         self._frequency: dict[str, int] = {}
 
-    async def refresh(self, conn: AsyncConnection[Any]) -> None:
-        """Drop the cache when records were added or deleted since it was filled."""
-        cursor = await conn.execute(
+    async def ask(
+        self, conn: AsyncConnection[Any], stems: Sequence[str]
+    ) -> Callable[[], Awaitable[None]]:
+        """Send the totals' query and ``stems``' counts without waiting (in a pipeline
+        they travel with the next statement); what reads the answers into the cache,
+        which it drops first when records were added or deleted since it was filled."""
+        totals = await conn.execute(
             f"SELECT documents, tokens, version FROM {self._schema}.memory_totals"
         )
-        row = await cursor.fetchone()
-        documents, tokens, version = (int(value) for value in row) if row else (0, 0, -1)
-        if version != self._version:
-            self._version = version
-            self._frequency = {}
-            self._totals = (documents, tokens / documents if documents else 0.0)
+        wanted = sorted(set(stems))
+        counts = (
+            await conn.execute(
+                f"SELECT stem, documents FROM {self._schema}.memory_stems WHERE stem = ANY(%s)",
+                (wanted,),
+            )
+            if wanted
+            else None
+        )
+
+        async def receive() -> None:
+            row = await totals.fetchone()
+            documents, tokens, version = (int(value) for value in row) if row else (0, 0, -1)
+            if version != self._version:
+                self._version = version
+                self._frequency = {}
+                self._totals = (documents, tokens / documents if documents else 0.0)
+            if counts is not None:
+                found = {str(stem): int(n) for stem, n in await counts.fetchall()}
+                self._frequency.update({stem: found.get(stem, 0) for stem in wanted})
+
+        return receive
 
     async def lookup(self, conn: AsyncConnection[Any], stems: Sequence[str]) -> CorpusStatistics:
         """The statistics for ``stems``, from ``memory_stems`` (kept by triggers)."""
@@ -136,7 +157,8 @@ async def ranked_candidates(
     now: datetime,
     statistics: PostgresStatistics,
 ) -> list[tuple[float, str]]:
-    """(score, id) of a keyword ``query``, best first, at most its limit.
+    """(score, id) of a keyword ``query``, best first, at most its limit; ``conn`` is
+    in pipeline mode (the statements whose answers can wait travel together).
 
     Candidates are read as (id, content, recency) only: a search scores up to
     :data:`~recallstore._search.query.EXHAUSTIVE_SCOPE` of them, and decoding every
@@ -146,7 +168,32 @@ async def ranked_candidates(
     table = f"{schema}.memory_records"
     where, params, in_scope = filter_clauses(query, now)
     condition = " AND ".join(["search_text @@ %s::tsquery", *where])
-    await statistics.refresh(conn)
+    # In the caller's pipeline, the totals and the query's stem counts travel with the
+    # first candidates' query: one round trip where three were (and the counts fresh).
+    stems = [term.stem for term in plan_query(query.query or "")]
+    receive: Callable[[], Awaitable[None]] | None = await statistics.ask(conn, stems)
+
+    async def settle() -> None:
+        nonlocal receive
+        if receive is not None:
+            answers, receive = receive, None
+            await answers()
+
+    ranked = await _ranked(conn, table, condition, params, in_scope, query, statistics, settle)
+    await settle()  # read every answer, whatever the ranking asked for
+    return ranked
+
+
+async def _ranked(
+    conn: AsyncConnection[Any],
+    table: str,
+    condition: str,
+    params: list[Any],
+    in_scope: str | None,
+    query: MemorySearchQuery,
+    statistics: PostgresStatistics,
+    settle: Callable[[], Awaitable[None]],
+) -> list[tuple[float, str]]:
 
     async def select(stems: list[str], limit: int) -> list[Candidate[str]]:
         """Every record of the filters holding one of ``stems``, up to ``limit``."""
@@ -154,9 +201,11 @@ async def ranked_candidates(
             f"SELECT id, content, {_RECENCY} FROM {table} WHERE {condition} LIMIT %s",
             [_matching(stems, in_scope), *params, limit],
         )
+        rows = await cursor.fetchall()
+        await settle()
         return [
             Candidate(str(key), str(content), (str(recency), str(key)))
-            for key, content, recency in await cursor.fetchall()
+            for key, content, recency in rows
         ]
 
     async def best(
@@ -214,6 +263,7 @@ async def ranked_candidates(
         return (await best(weights, stems, n))[0]
 
     async def lookup(stems: Sequence[str]) -> CorpusStatistics:
+        await settle()
         return await statistics.lookup(conn, stems)
 
     return await rank_records(query.query or "", fetch, lookup, query.limit)

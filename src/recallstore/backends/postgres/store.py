@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Self
 
@@ -28,9 +28,21 @@ from recallstore.backends.base import (
 )
 from recallstore.backends.journal import DEFAULT_JOURNAL, JournalSettings
 from recallstore.backends.postgres import vectors as vectors
+from recallstore.backends.postgres.connections import (
+    POLL_SECONDS,
+    PoolMode,
+    check_pool_mode,
+    explain,
+    in_write,
+    open_pool,
+    redact,
+    split_url,
+    writing_on,
+)
 from recallstore.backends.postgres.forget import forget_scope
 from recallstore.backends.postgres.journal import (
     JournalListener,
+    JournalPoller,
     JournalTable,
     PostgresJournalPrimitives,
 )
@@ -38,7 +50,13 @@ from recallstore.backends.postgres.keys import RetriesKeyRaces, fetch_keyed, in_
 from recallstore.backends.postgres.ledger import PostgresLedger
 from recallstore.backends.postgres.pgvector import STORAGE_LABELS, VectorStorage
 from recallstore.backends.postgres.revisions import PostgresRevisions
-from recallstore.backends.postgres.rows import COLUMNS, ROW_VALUES, record_from, row_params
+from recallstore.backends.postgres.routing import StandbyReads
+from recallstore.backends.postgres.rows import (
+    COLUMNS,
+    insert_arrays,
+    insert_statement,
+    record_from,
+)
 from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate, read_store_id
 from recallstore.backends.postgres.search import (
     PostgresStatistics,
@@ -67,15 +85,8 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
 
 _EXPORT_PAGE = 500
-_INSERT_PAGE = 1_000  # 18 parameters a row, well under Postgres' 65,535 per statement
+_INSERT_PAGE = 1_000
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-_PASSWORD_IN_URL = re.compile(r"(://[^:/@]+):[^@]*@")
-# password=... in a key/value conninfo string or a URL's query string.
-_PASSWORD_PARAMETER = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", re.IGNORECASE)
-
-
-def _redact(dsn: str) -> str:
-    return _PASSWORD_PARAMETER.sub(r"\1***", _PASSWORD_IN_URL.sub(r"\1:***@", dsn))
 
 
 class PostgresMemoryStore(
@@ -116,7 +127,17 @@ class PostgresMemoryStore(
         max_connections: int = 8,
         journal: JournalSettings | None = DEFAULT_JOURNAL,
         embedder: Embedder | str | None = None,
+        pool_mode: PoolMode = "session",
+        listen_url: str | None = None,
+        standby_url: str | None = None,
+        standby_wait: float = 0.1,
     ) -> None:
+        """``pool_mode="transaction"`` behind a transaction pooler (PgBouncer): no
+        server-side prepared statements; the journal's live feed ``LISTEN``s on
+        ``listen_url`` (direct or session mode) when given, else polls the table.
+        ``standby_url``: searches and listings go to that hot standby once it replayed
+        this store's writes (waiting ``standby_wait`` seconds at most, else to the
+        primary). See docs/postgres.md#behind-pgbouncer and #read-routing."""
         if not _IDENTIFIER.match(schema):
             raise ConfigurationError(
                 f"schema must be a lower-case SQL identifier (letters, digits, _), got {schema!r}"
@@ -124,24 +145,36 @@ class PostgresMemoryStore(
         super().__init__(clock=clock, ids=ids, journal=journal)
         self._init_hybrid(embedder)
         self._dsn = dsn
+        self._pool_mode = check_pool_mode(pool_mode)
         self._journal_table = JournalTable(schema)
-        # A connection of its own that LISTENs for journal appends (tailers only).
-        self._target = _redact(dsn)
-        self._listener = JournalListener(dsn, self._journal_table.channel, self._target)
+        self._target = redact(dsn)
+        # A connection of its own that LISTENs for journal appends (tailers only); a
+        # transaction pooler cannot carry LISTEN, so without a listen URL tailers poll.
+        self._listener: JournalListener | JournalPoller
+        if pool_mode == "transaction" and listen_url is None:
+            self._listener = JournalPoller(POLL_SECONDS)
+        else:
+            listen = listen_url or dsn
+            channel = self._journal_table.channel
+            self._listener = JournalListener(listen, channel, redact(listen))
         self._schema = schema
         self._table = f"{schema}.memory_records"
         self._statistics = PostgresStatistics(schema)
         self._pool_size = (min_connections, max_connections)
+        routed = standby_url and StandbyReads(standby_url, pool_mode, self._pool_size, standby_wait)
+        self._standby = routed or None
         self._pool: AsyncConnectionPool[Any] | None = None
         self._vector_storage: VectorStorage | None = None
-        self._insert_sql = (
-            f"INSERT INTO {self._table} ({COLUMNS}, search_text, search_length) VALUES "
-        )
+        self._insert_sql = insert_statement(self._table)
 
     @classmethod
     def from_url(cls, url: str) -> Self:
-        """The store for a ``postgresql://`` (or ``postgres://``) URL, schema ``recallstore``."""
-        return cls(url)
+        """The store for a ``postgresql://`` (or ``postgres://``) URL, schema ``recallstore``;
+        ``?recallstore_pool_mode=transaction``, ``&recallstore_listen_url=…`` and
+        ``&recallstore_standby_url=…`` (percent-encoded) set ``pool_mode``,
+        ``listen_url`` and ``standby_url`` (postgres.connections)."""
+        dsn, mode, listen, standby = split_url(url)
+        return cls(dsn, pool_mode=mode, listen_url=listen, standby_url=standby)
 
     def describe(self) -> StoreDescription:
         """At its URL, password redacted; open with an embedder, where its vectors live."""
@@ -170,30 +203,9 @@ class PostgresMemoryStore(
             return
         try:
             import psycopg
-            from psycopg_pool import AsyncConnectionPool
         except ImportError as exc:  # pragma: no cover - exercised only without the extra
             raise MissingDependencyError("the Postgres backend", "postgres") from exc
-        try:
-            # One direct attempt first: a pool would retry a refused connection until timeout.
-            probe = await psycopg.AsyncConnection.connect(self._dsn, connect_timeout=10)
-        except psycopg.Error as exc:
-            raise StoreUnavailableError(self._target, f"cannot connect: {exc}") from None
-        await probe.close()
-        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-            self._dsn,
-            min_size=self._pool_size[0],
-            max_size=self._pool_size[1],
-            kwargs={"autocommit": True},
-            # Test each connection as it is handed out, so one the server dropped (a
-            # restart, a failover, an idle timeout) is replaced instead of failing a call.
-            check=AsyncConnectionPool.check_connection,
-            open=False,
-        )
-        try:
-            await pool.open(wait=True, timeout=10)
-        except Exception as exc:
-            await pool.close()
-            raise StoreUnavailableError(self._target, f"cannot connect: {exc}") from None
+        pool = await open_pool(self._dsn, self._pool_size, self._pool_mode, self._target)
         # Any failure up to here (a lock timeout on the first read too) closes the pool.
         try:
             async with pool.connection() as conn:
@@ -207,10 +219,16 @@ class PostgresMemoryStore(
                 self._store_id = await read_store_id(conn, self._schema)
         except psycopg.Error as exc:
             await pool.close()
-            raise StoreUnavailableError(self._target, f"cannot open: {exc}") from None
+            raise StoreUnavailableError(self._target, f"cannot open: {explain(exc)}") from None
         except BaseException:
             await pool.close()
             raise
+        if self._standby is not None:
+            try:
+                await self._standby.open()
+            except BaseException:
+                await pool.close()
+                raise
         self._pool = pool
         if newest is not None and newest[0] is not None:
             self._clock.observe(newest[0])
@@ -223,6 +241,14 @@ class PostgresMemoryStore(
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
+        if self._standby is not None:
+            await self._standby.close()
+
+    @property
+    def read_routing(self) -> dict[str, int]:
+        """With a ``standby_url``: searches and listings the standby served
+        (``"standby"``) and those sent to the primary instead (``"primary"``)."""
+        return {} if self._standby is None else dict(self._standby.counts)
 
     @property
     def _is_open(self) -> bool:
@@ -232,6 +258,7 @@ class PostgresMemoryStore(
     async def _reading(self) -> AsyncIterator[AsyncConnection[Any]]:
         """A pooled connection for one call; a database failure is StoreUnavailableError."""
         import psycopg
+        from psycopg.errors import DuplicatePreparedStatement, InvalidSqlStatementName
         from psycopg_pool import PoolTimeout
 
         self._check_open()
@@ -241,19 +268,51 @@ class PostgresMemoryStore(
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
             raise StoreUnavailableError(self._target, str(exc).strip()) from exc
+        except (InvalidSqlStatementName, DuplicatePreparedStatement) as exc:
+            # psycopg's prepared statements, lost or doubled by a transaction pooler.
+            raise StoreUnavailableError(self._target, explain(exc)) from exc
 
     @asynccontextmanager
     async def _writing(self) -> AsyncIterator[AsyncConnection[Any]]:
-        async with self._reading() as conn, conn.transaction():
-            yield conn
+        # Pipelined: a statement whose result nobody reads (BEGIN, an insert, the
+        # journal's rows, COMMIT) travels with the next, so a plain write is one round
+        # trip; a read of a result (a supersede's look-up) waits for what came before.
+        # BEGIN and COMMIT are sent by hand: psycopg's transaction() waits for each.
+        from psycopg.pq import TransactionStatus
+
+        async with self._reading() as conn:
+            try:
+                async with conn.pipeline():
+                    await conn.execute("BEGIN")
+                    writing_on(conn, True)
+                    yield conn
+                    await conn.execute("COMMIT")
+                    # Where the standby must have replayed to for this store's reads.
+                    standby, lsn = self._standby, None
+                    if standby is not None:
+                        lsn = await conn.execute("SELECT pg_current_wal_insert_lsn()::text")
+                if standby is not None and lsn is not None and (row := await lsn.fetchone()):
+                    standby.wrote(row[0])
+            except BaseException:
+                status = conn.info.transaction_status
+                if status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+                    await conn.execute("ROLLBACK")
+                raise
+            finally:
+                writing_on(conn, False)
+
+    def _searching(self) -> AbstractAsyncContextManager[AsyncConnection[Any]]:
+        """Where a search or listing runs: the standby when it can (postgres.routing)."""
+        if self._standby is None:
+            return self._reading()
+        self._check_open()
+        return self._standby.connection(self._reading)
 
     async def _fetch_records(
         self, handle: AsyncConnection[Any], ids: Sequence[str]
     ) -> dict[str, MemoryRecord]:
-        from psycopg.pq import TransactionStatus
-
         # Inside a write transaction (an import), lock what we read until it commits.
-        locking = handle.info.transaction_status == TransactionStatus.INTRANS
+        locking = in_write(handle)
         cursor = await handle.execute(
             f"SELECT {COLUMNS} FROM {self._table} WHERE id = ANY(%s)"
             + (" ORDER BY id FOR UPDATE" if locking else ""),
@@ -291,9 +350,7 @@ class PostgresMemoryStore(
         # search statistics run once per page rather than once per record.
         for start in range(0, len(records), _INSERT_PAGE):
             page = records[start : start + _INSERT_PAGE]
-            values = ", ".join([ROW_VALUES] * len(page))
-            params = [value for record in page for value in row_params(record)]
-            await handle.execute(self._insert_sql + values, params)
+            await handle.execute(self._insert_sql, insert_arrays(page))
         if made is not None and storage == "array":
             await vectors.insert_vectors(handle, self._schema, records, made, storage)
 
@@ -351,12 +408,21 @@ class PostgresMemoryStore(
             hybrid = self._embedder is not None
             vector = await self._embed_query(query.query or "") if hybrid else None
             asked = self._fusion_query(query) if hybrid else query
-            async with self._reading() as conn:
-                ranked = await ranked_candidates(conn, self._schema, asked, now, self._statistics)
-                if vector is None:
-                    # The winners' rows on the same connection: no second hand-off.
-                    found = await self._fetch_records(conn, [key for _, key in ranked])
-                    return hits_of(ranked, {}, found)
+            async with self._searching() as conn:
+                winners = None
+                async with conn.pipeline():
+                    ranked = await ranked_candidates(
+                        conn, self._schema, asked, now, self._statistics
+                    )
+                    if vector is None:
+                        # The winners' rows travel with the pipeline's closing Sync.
+                        winners = await conn.execute(
+                            f"SELECT {COLUMNS} FROM {self._table} WHERE id = ANY(%s)",
+                            ([key for _, key in ranked],),
+                        )
+                if winners is not None:
+                    rows = await winners.fetchall()
+                    return hits_of(ranked, {}, {row[0]: record_from(row) for row in rows})
             return await self._hybrid_search(query, ranked, {}, vector, now)
         where, params, in_scope = filter_clauses(query, now)
         if in_scope is not None:
@@ -366,10 +432,10 @@ class PostgresMemoryStore(
             f"WHERE {' AND '.join(where) or 'TRUE'} "
             "ORDER BY created_at DESC, id DESC LIMIT %s"
         )
-        async with self._reading() as conn:
+        async with self._searching() as conn:
             cursor = await conn.execute(sql, [*params, query.limit])
             rows = await cursor.fetchall()
-        return [MemoryHit(record=record_from(row), score=None) for row in rows]
+        return [MemoryHit.trusted({"record": record_from(row), "score": None}) for row in rows]
 
     async def _replace_vectors(
         self, handle: AsyncConnection[Any], embedder: Embedder, made: dict[str, Matrix]

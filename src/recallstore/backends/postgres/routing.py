@@ -1,0 +1,123 @@
+"""Read routing: searches and listings on a hot standby, with read-your-writes.
+
+A store given ``standby_url`` sends its searches and listings (recall included) to
+that streaming replica, and everything else (writes, ``get``, the journal, exports,
+the vector half of a hybrid search) to the primary. Each write the store commits
+notes the primary's WAL position after its commit (``pg_current_wal_insert_lsn()``,
+sent with the commit: no extra round trip). Before a read on the standby the store
+asks the standby how far it has replayed (``pg_last_wal_replay_lsn()``), waiting up
+to ``standby_wait`` seconds for it to reach the store's last write; a standby still
+behind then, unreachable, or no longer in recovery (promoted) is passed over and the
+read goes to the primary. So a conversation served by one store reads its own writes
+(a save, then the next turn's search, finds the save), and a lagging standby is never
+read as if it were current for them. Other stores' writes reach a standby read with
+the replica's lag (eventual consistency), as they would reach a read that started
+before they committed. :attr:`StandbyReads.counts` says how many reads each served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from recallstore.backends.postgres.connections import PoolMode, open_pool, redact
+from recallstore.errors import StoreUnavailableError
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+    from psycopg_pool import AsyncConnectionPool
+
+__all__ = ["StandbyReads", "lsn_value"]
+
+
+def lsn_value(lsn: str) -> int:
+    """A ``pg_lsn`` text (``16/B374D848``) as a number, for comparing two."""
+    high, _, low = lsn.partition("/")
+    return (int(high, 16) << 32) | int(low, 16)
+
+
+class StandbyReads:
+    """The standby's pool, the store's last write position, and where reads went."""
+
+    def __init__(self, url: str, mode: PoolMode, sizes: tuple[int, int], wait: float) -> None:
+        self._url = url
+        self._mode = mode
+        self._sizes = sizes
+        self._wait = wait
+        self.target = redact(url)
+        self._pool: AsyncConnectionPool[Any] | None = None
+        self._written: str | None = None
+        self.counts = {"standby": 0, "primary": 0}
+        """Reads served by the standby, and reads it could not serve (to the primary)."""
+
+    async def open(self) -> None:
+        """Connect to the standby (StoreUnavailableError naming it when it cannot)."""
+        self._pool = await open_pool(self._url, self._sizes, self._mode, self.target)
+
+    async def close(self) -> None:
+        """Close the standby's connections."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    def wrote(self, lsn: str | None) -> None:
+        """Note the primary's WAL position after one of the store's commits."""
+        if lsn is not None and (self._written is None or lsn_value(lsn) > lsn_value(self._written)):
+            self._written = lsn
+
+    async def _caught_up(self, conn: AsyncConnection[Any]) -> bool:
+        """Whether the standby replayed the store's last write, waiting up to the bound."""
+        written = self._written
+        if written is None:
+            return True
+        deadline = time.monotonic() + self._wait
+        pause = 0.001
+        while True:
+            cursor = await conn.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (written,))
+            row = await cursor.fetchone()
+            if row is not None and row[0]:  # NULL: not a standby (any more)
+                return True
+            if time.monotonic() + pause > deadline:
+                return False
+            await asyncio.sleep(pause)  # the bounded wait for replay, not a sync
+            pause = min(2 * pause, 0.02)
+
+    @asynccontextmanager
+    async def connection(
+        self, primary: Callable[[], AbstractAsyncContextManager[AsyncConnection[Any]]]
+    ) -> AsyncIterator[AsyncConnection[Any]]:
+        """A standby connection that has replayed the store's writes, else the
+        primary's (``primary()``)."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        assert self._pool is not None  # open() ran with the store's
+        standby = None
+        try:
+            manager = self._pool.connection(timeout=self._wait + 1)
+            conn = await manager.__aenter__()
+            standby = (manager, conn)
+            ready = await self._caught_up(conn)
+        except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout):
+            ready = False
+        if not ready:
+            if standby is not None:
+                await standby[0].__aexit__(None, None, None)
+            self.counts["primary"] += 1
+            async with primary() as conn:
+                yield conn
+            return
+        assert standby is not None
+        self.counts["standby"] += 1
+        manager, conn = standby
+        try:
+            yield conn
+        except BaseException as exc:
+            await manager.__aexit__(type(exc), exc, exc.__traceback__)
+            if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+                raise StoreUnavailableError(self.target, str(exc).strip()) from exc
+            raise
+        await manager.__aexit__(None, None, None)
