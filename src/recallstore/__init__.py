@@ -65,6 +65,7 @@ from recallstore.scripted import Reply, ScriptedConversation, ScriptedModel, Too
 from recallstore.store import (
     PROMOTE_EXTENSION,
     PROMOTION_KINDS,
+    Corroboration,
     LedgerEntry,
     MemoryStore,
     Promotion,
@@ -125,6 +126,7 @@ __all__ = [
     "CaptureResult",
     "ChainLink",
     "ConfigurationError",
+    "Corroboration",
     "Embedder",
     "EmbedderFailedError",
     "EmbedderMismatchError",

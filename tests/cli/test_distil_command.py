@@ -100,7 +100,9 @@ def test_dry_run_apply_list_and_revert(cli, tmp_path: Path, host_module: str) ->
 
     reverted = cli("distil", "--db", path, "--revert", plan_id)
     assert reverted.code == 0, reverted.err
-    assert reverted.out.strip() == f"reverted {plan_id}: 1 fact(s) invalidated"
+    assert reverted.out.strip() == (
+        f"reverted {plan_id}: 1 fact(s) invalidated, 0 corroboration(s) withdrawn"
+    )
     after = {r.id: r for r in read_all(path)}
     assert after[added.id].is_invalidated
     assert [after[b.id] for b in before] == before

@@ -1,5 +1,6 @@
 """Distillation on every backend: facts from captured conversations, driven by
-pydantic-ai's FunctionModel; validation, apply at once, revert exact."""
+pydantic-ai's FunctionModel; validation, apply at once, revert exact (the evidence it
+added to existing records withdrawn too)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from tests.consolidation.conftest import Opener
 
 from recallstore.adapters.pydantic_ai_distiller import ModelDistiller
+from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.capture import capture
 from recallstore.consolidation import (
     DISTILLED_TAG,
@@ -162,7 +164,10 @@ async def test_apply_then_revert_leaves_every_record_as_it_was(opener: Opener) -
         assert kept.plan_id == plan.id
         assert not kept.reverted
 
-        revision = await revert_distillation(store, plan.id)
+        reverted = await revert_distillation(store, plan.id)
+        assert reverted.withdrawn == []  # it corroborated nothing
+        revision = reverted.revision
+        assert revision is not None
         after = await _everything(store)
         assert {i: after[i] for i in before} == before  # every other record untouched
         (added,) = applied.added
@@ -245,8 +250,118 @@ async def test_a_fact_already_stored_is_corroborated_not_copied(opener: Opener) 
         again = await distil(store, ANA, [ModelDistiller(_model(_lesson_model))])
         assert again.facts == ()  # every conversation already stands behind it
         assert "already states it" in again.rejected[0].problem
-        with pytest.raises(MemoryConflictError, match="evidence stays in the ledger"):
+        reverted = await revert_distillation(store, plan.id)  # it only corroborated
+        assert reverted.revision is None
+        assert [w.evidence.conversation_id for w in reverted.withdrawn] == ["c-3", "c-2", "c-1"]
+        after = await _everything(store)
+        assert set(after) == set(before)
+        _same_but_updated_at(after, before)
+        assert after[known.id].supports == known.supports == ()
+        rows = await store.ledger(ANA, record_id=known.id)
+        assert [r.action for r in rows] == ["corroborate"] * 3 + ["withdraw"] * 3
+        with pytest.raises(MemoryConflictError, match="reverted already"):
             await revert_distillation(store, plan.id)
+
+
+def _same_but_updated_at(now: dict[str, MemoryRecord], then: dict[str, MemoryRecord]) -> None:
+    for id, was in then.items():
+        assert now[id].model_dump(exclude={"updated_at"}) == was.model_dump(
+            exclude={"updated_at"}
+        ), id
+        assert now[id].updated_at >= was.updated_at
+
+
+def _two_facts_model(lines: list[tuple[str, str, str, str]]) -> dict[str, Any]:
+    """The lesson again (a record states it already) and a new fact of the trips."""
+    lesson = _lesson_model(lines)["facts"][0]
+    trips = [i for i, _, _, text in lines if "Plan " in text]
+    new = {"content": "The user plans trips to Paris, Rome and Lisbon.", "cites": trips}
+    return {"facts": [lesson, {**new, "kind": "fact", "reason": "three trips"}]}
+
+
+async def _stated_already(store: MemoryStore) -> MemoryRecord:
+    """The lesson saved before any distillation, its supports set by hand (the record's
+    own provenance not among them: exactness is not helped by a normal form)."""
+    saved = MemoryWriteInput(
+        scope=ANA,
+        kind="preference",
+        content="The user never flies before 9 am",
+        provenance=Provenance(conversation_id="c-1", author="assistant"),
+        supports=(Provenance(conversation_id="c-0", author="user"),),
+    )
+    (known,) = await store.write([saved])
+    return known
+
+
+async def test_revert_takes_back_every_corroboration_exactly(opener: Opener) -> None:
+    """Apply adds a fact and corroborates a record; revert invalidates the fact and
+    withdraws the evidence: every record that was there reads as before, field by field
+    (``updated_at`` moves on), and the ledger shows the withdrawals."""
+    async with opener() as store:
+        if PROMOTE_EXTENSION not in store.capabilities().extensions:
+            pytest.skip("corroboration needs the 'promote' extension")
+        assert isinstance(store, SupportsPromotion)
+        await _conversations(store)
+        known = await _stated_already(store)
+        before = await _everything(store)
+        plan = await distil(store, ANA, [ModelDistiller(_model(_two_facts_model))])
+        assert plan.rejected == ()
+        assert [f.corroborates for f in plan.facts] == [known.id, None]
+        applied = await apply_distillation(store, plan)
+        (added,) = applied.added
+        (grown,) = applied.corroborated
+        assert conversations_of(grown) == ("c-1", "c-0", "c-2", "c-3")
+        assert len(grown.supports) == 5  # the provenance, c-0, then c-1..c-3 of the plan
+
+        reverted = await revert_distillation(store, plan.id)
+        assert reverted.revision is not None
+        assert [r.id for r in reverted.revision.undo] == [added.id]
+        assert len(reverted.withdrawn) == 3
+        after = await _everything(store)
+        assert set(after) == set(before) | {added.id}  # nothing deleted
+        _same_but_updated_at({i: after[i] for i in before}, before)
+        assert after[known.id].supports == known.supports  # exactly, not a normal form
+        assert after[added.id].is_invalidated
+        rows = await store.ledger(ANA, record_id=known.id)
+        assert [(r.action, r.conversations) for r in rows] == [
+            ("corroborate", ("c-1",)),
+            ("corroborate", ("c-2",)),
+            ("corroborate", ("c-3",)),
+            ("withdraw", ("c-3",)),
+            ("withdraw", ("c-2",)),
+            ("withdraw", ("c-1",)),
+        ]
+        assert {r.actor for r in rows} == {f"distillation {plan.id}"}
+        with pytest.raises(MemoryConflictError, match="reverted already"):
+            await revert_distillation(store, plan.id)
+
+
+class _FullDisk(InMemoryMemoryStore):
+    """A store whose writes fail (after the corroborations went in), as a full disk's
+    would: the fault is the store's, the code under test is ``apply_distillation``."""
+
+    async def write(self, inputs: Any) -> list[MemoryRecord]:
+        if any(DISTILLED_TAG in i.tags for i in inputs):
+            raise OSError("no space left on device")
+        return await super().write(inputs)
+
+
+async def test_an_apply_whose_write_fails_leaves_the_supports_as_they_were() -> None:
+    async with _FullDisk() as store:
+        await _conversations(store)
+        known = await _stated_already(store)
+        before = await _everything(store)
+        plan = await distil(store, ANA, [ModelDistiller(_model(_two_facts_model))])
+        with pytest.raises(OSError, match="no space"):
+            await apply_distillation(store, plan)
+        after = await _everything(store)
+        assert set(after) == set(before)
+        _same_but_updated_at(after, before)
+        assert after[known.id].supports == known.supports
+        rows = await store.ledger(ANA)
+        assert [r.action for r in rows] == ["corroborate"] * 3 + ["withdraw"] * 3
+        with pytest.raises(MemoryConflictError, match="reverted already"):
+            await revert_distillation(store, plan.id)  # nothing of it is left
 
 
 async def test_a_distilled_instruction_stays_a_note_until_the_host_promotes_it() -> None:

@@ -1,4 +1,4 @@
-"""Kit rules S25–S27 bite: backends that corroborate, promote or keep the ledger wrongly fail.
+"""Kit rules S25–S28 bite: backends that corroborate, promote or keep the ledger wrongly fail.
 
 Each broken backend is a bundled one with one step of the ``"promote"`` extension
 (issue 39) taken out or bent; the same kit tests pass on the real backends (their
@@ -7,7 +7,8 @@ conformance runs, and the last test here).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,13 @@ from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.records import MemoryRecord, MemoryTarget, Provenance
-from recallstore.store import LedgerEntry, MemoryStore, Promotion, PromotionGate
+from recallstore.store import (
+    Corroboration,
+    LedgerEntry,
+    MemoryStore,
+    Promotion,
+    PromotionGate,
+)
 from recallstore.testing.learning import LearningConformance
 
 __all__ = ["postgres_schema", "postgres_url"]
@@ -103,6 +110,34 @@ class PostgresDemotesNothing(PostgresMemoryStore):
             await super()._append_ledger(handle, entry)
 
 
+class ForgetsWhatSupportsWere(InMemoryMemoryStore):
+    """Keeps no ``supports_before`` on its rows, so a withdrawal only drops the evidence
+    and leaves the provenance a corroborate listed."""
+
+    async def _append_ledger(self, handle: None, entry: LedgerEntry) -> None:
+        await super()._append_ledger(handle, replace(entry, supports_before=None))
+
+
+class SqliteCorroboratesOneByOne(SqliteMemoryStore):
+    """Lands a batch one corroboration at a time: a refused item leaves the earlier ones."""
+
+    async def corroborate_all(
+        self, scope: Mapping[str, str], items: Sequence[Corroboration], *, actor: str
+    ) -> list[MemoryRecord]:
+        return [
+            await self.corroborate(scope, i.record_id, i.evidence, actor=actor, reason=i.reason)
+            for i in items
+        ]
+
+
+class PostgresWithdrawsWithoutARow(PostgresMemoryStore):
+    """Takes the evidence back but keeps no ``withdraw`` row."""
+
+    async def _append_ledger(self, handle: Any, entry: LedgerEntry) -> None:
+        if entry.action != "withdraw":
+            await super()._append_ledger(handle, entry)
+
+
 async def _run(rule: _Rule, factory: Callable[[], MemoryStore]) -> None:
     async with factory() as store:
         await rule(LearningConformance(), store)
@@ -120,6 +155,14 @@ async def _bites(rule: _Rule, factory: Callable[[], MemoryStore], prefix: str) -
 
 def _corroborates(kit: LearningConformance, store: MemoryStore) -> Awaitable[None]:
     return kit.test_s25_corroborate_adds_evidence_to_one_record(learning_store=store)
+
+
+def _withdraws(kit: LearningConformance, store: MemoryStore) -> Awaitable[None]:
+    return kit.test_s28_withdraw_restores_supports_exactly(learning_store=store)
+
+
+def _batches(kit: LearningConformance, store: MemoryStore) -> Awaitable[None]:
+    return kit.test_s28_batches_land_whole_or_not_at_all(learning_store=store)
 
 
 def _gate_holds(kit: LearningConformance, store: MemoryStore) -> Awaitable[None]:
@@ -161,6 +204,23 @@ async def test_s26_fails_a_postgres_store_that_leaks_or_keeps_promotions(
     await _bites(_promotes_and_demotes, lambda: mutant(postgres_url, schema=postgres_schema), "S26")
 
 
+async def test_s28_fails_a_store_that_forgets_what_supports_were() -> None:
+    await _bites(_withdraws, ForgetsWhatSupportsWere, "S28")
+
+
+async def test_s28_fails_a_sqlite_store_that_corroborates_a_batch_one_by_one(
+    tmp_path: Path,
+) -> None:
+    await _bites(_batches, lambda: SqliteCorroboratesOneByOne(tmp_path / "memory.db"), "S28")
+
+
+async def test_s28_fails_a_postgres_store_that_withdraws_without_a_row(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    factory = lambda: PostgresWithdrawsWithoutARow(postgres_url, schema=postgres_schema)  # noqa: E731
+    await _bites(_withdraws, factory, "S28")
+
+
 async def test_the_same_rules_pass_on_the_bundled_backends(
     tmp_path: Path, postgres_url: str, postgres_schema: str
 ) -> None:
@@ -170,7 +230,7 @@ async def test_the_same_rules_pass_on_the_bundled_backends(
         lambda: PostgresMemoryStore(postgres_url, schema=postgres_schema),
     ]
     for factory in factories:
-        for rule in (_corroborates, _gate_holds, _promotes_and_demotes):
+        for rule in (_corroborates, _gate_holds, _promotes_and_demotes, _withdraws, _batches):
             store = factory()
             async with store:
                 await rule(LearningConformance(), store)

@@ -1,5 +1,5 @@
-"""The ``"promote"`` extension's half of a backend: corroborate, promote, demote and the
-evolution ledger over four primitives (issue 39, kit S25–S27).
+"""The ``"promote"`` extension's half of a backend: corroborate, withdraw, promote, demote
+and the evolution ledger over four primitives (issue 39, kit S25–S28).
 
 The rules of :mod:`recallstore.store.learning` are checked here, once for every
 backend, inside one write transaction: the record is read through it (locked where
@@ -28,6 +28,7 @@ from recallstore.store.learning import (
     LEARN_EVENT_TYPE,
     MAX_SUPPORTS,
     PROMOTE_EXTENSION,
+    Corroboration,
     LedgerAction,
     LedgerEntry,
     Promotion,
@@ -74,8 +75,36 @@ def _check_scope(scope: Mapping[str, str]) -> dict[str, str]:
     return pairs
 
 
+def _check_batch(
+    scope: Mapping[str, str], items: Sequence[Corroboration], actor: str
+) -> tuple[dict[str, str], str, list[tuple[Corroboration, str]]]:
+    """The scope, the actor and each item with its checked reason; else
+    :class:`MemoryValidationError` (nothing changed)."""
+    pairs = _check_scope(scope)
+    if isinstance(items, (str, bytes)) or not isinstance(items, Sequence) or not items:
+        raise MemoryValidationError("items", "must be a non-empty list of Corroboration", items)
+    checked = []
+    for item in items:
+        if not isinstance(item, Corroboration):
+            raise MemoryValidationError("items", "must hold Corroboration values", item)
+        _check_id(item.record_id)
+        if not isinstance(item.evidence, Provenance) or item.evidence == Provenance():
+            raise MemoryValidationError(
+                "evidence",
+                "must be a Provenance naming a conversation, run or author",
+                item.evidence,
+            )
+        checked.append((item, check_ledger_reason(item.reason)))
+    return pairs, check_actor(actor), checked
+
+
+def _known(record: MemoryRecord, supports: tuple[Provenance, ...]) -> tuple[Provenance, ...]:
+    """What a corroborate builds on when the record's supports are ``supports``."""
+    return evidence_of(record.model_copy(update={"supports": supports}))
+
+
 class PromotesRecords(Generic[Handle]):
-    """``corroborate``/``promote``/``demote``/``promotions``/``ledger`` for a
+    """``corroborate``/``withdraw``/``promote``/``demote``/``promotions``/``ledger`` for a
     ``BaseMemoryStore`` subclass (see the module)."""
 
     _journal: JournalSettings | None
@@ -118,39 +147,90 @@ class PromotesRecords(Generic[Handle]):
     ) -> MemoryRecord:
         """Add ``evidence`` to the record's ``supports`` (S25); see
         :meth:`~recallstore.store.SupportsPromotion.corroborate`."""
-        pairs = _check_scope(scope)
-        _check_id(id)
-        if not isinstance(evidence, Provenance) or evidence == Provenance():
-            raise MemoryValidationError(
-                "evidence", "must be a Provenance naming a conversation, run or author", evidence
-            )
-        who, why = check_actor(actor), check_ledger_reason(reason)
+        (record,) = await self.corroborate_all(
+            scope, [Corroboration(id, evidence, reason)], actor=actor
+        )
+        return record
+
+    async def corroborate_all(
+        self, scope: Mapping[str, str], items: Sequence[Corroboration], *, actor: str
+    ) -> list[MemoryRecord]:
+        """Several corroborations in one transaction (S28); see
+        :meth:`~recallstore.store.SupportsPromotion.corroborate_all`."""
+        pairs, who, checked = _check_batch(scope, items, actor)
         self._check_open()
         async with self._writing() as handle:
-            record = await self._record_of(handle, pairs, id)
-            if record.status(self._now()) != "valid":
-                raise MemoryConflictError(id, f"a {record.status(self._now())} record")
-            known = evidence_of(record)
-            if evidence in known:
-                return record
-            if len(known) >= MAX_SUPPORTS:
-                raise MemoryConflictError(id, f"it keeps {MAX_SUPPORTS} supports, the most")
-            stamp = self._clock()
-            supports = (*known, evidence)
-            await self._set_supports(handle, id, supports, stamp)
-            entry = LedgerEntry(
-                id=new_record_id(),
-                scope=pairs,
-                record_id=id,
-                action="corroborate",
-                at=stamp,
-                actor=who,
-                reason=why,
-                evidence=(evidence,),
-            )
-            await self._append_ledger(handle, entry)
-            await self._journal_learn(handle, entry, len(supports))
-        return record.model_copy(update={"supports": supports, "updated_at": stamp})
+            # Every precondition is checked before the first change: a refusal changes nothing.
+            current = await self._records_of(handle, pairs, [i.record_id for i, _ in checked])
+            now, results, entries = self._now(), [], []
+            for item, why in checked:
+                record = current[item.record_id]
+                if record.status(now) != "valid":
+                    raise MemoryConflictError(record.id, f"a {record.status(now)} record")
+                known = evidence_of(record)
+                if item.evidence not in known:
+                    if len(known) >= MAX_SUPPORTS:
+                        raise MemoryConflictError(
+                            record.id, f"it keeps {MAX_SUPPORTS} supports, the most"
+                        )
+                    entry = self._entry(pairs, record, "corroborate", who, why, item.evidence)
+                    record = record.model_copy(
+                        update={"supports": (*known, item.evidence), "updated_at": entry.at}
+                    )
+                    current[record.id] = record
+                    entries.append((entry, record))
+                results.append(record)
+            await self._land(handle, entries)
+        return results
+
+    async def withdraw(
+        self,
+        scope: Mapping[str, str],
+        id: str,
+        evidence: Provenance,
+        *,
+        actor: str,
+        reason: str,
+    ) -> MemoryRecord:
+        """Take ``evidence`` back out of the record's ``supports`` (S28); see
+        :meth:`~recallstore.store.SupportsPromotion.withdraw`."""
+        (record,) = await self.withdraw_all(
+            scope, [Corroboration(id, evidence, reason)], actor=actor
+        )
+        return record
+
+    async def withdraw_all(
+        self, scope: Mapping[str, str], items: Sequence[Corroboration], *, actor: str
+    ) -> list[MemoryRecord]:
+        """Several withdrawals in one transaction (S28); see
+        :meth:`~recallstore.store.SupportsPromotion.withdraw_all`."""
+        pairs, who, checked = _check_batch(scope, items, actor)
+        self._check_open()
+        async with self._writing() as handle:
+            current = await self._records_of(handle, pairs, [i.record_id for i, _ in checked])
+            results, entries = [], []
+            for item, why in checked:
+                record = current[item.record_id]
+                if item.evidence not in record.supports:
+                    raise MemoryConflictError(
+                        record.id, "the evidence is not among its supports: nothing to withdraw"
+                    )
+                kept = tuple(p for p in record.supports if p != item.evidence)
+                added = [
+                    row
+                    for row in await self._ledger_rows(handle, record.id)
+                    if row.action == "corroborate" and row.evidence == (item.evidence,)
+                ]
+                before = added[-1].supports_before if added else None
+                if before is not None and kept == _known(record, before):
+                    kept = before  # nothing else changed since: exactly as before it
+                entry = self._entry(pairs, record, "withdraw", who, why, item.evidence)
+                record = record.model_copy(update={"supports": kept, "updated_at": entry.at})
+                current[record.id] = record
+                entries.append((entry, record))
+                results.append(record)
+            await self._land(handle, entries)
+        return results
 
     async def promote(
         self,
@@ -231,11 +311,48 @@ class PromotesRecords(Generic[Handle]):
     # --- shared steps ---------------------------------------------------------------------
 
     async def _record_of(self, handle: Handle, scope: dict[str, str], id: str) -> MemoryRecord:
-        found = await self._fetch_records(handle, [id] if is_storable_id(id) else [])
-        record = found.get(id)
-        if record is None or record.scope != scope:
-            raise MemoryNotFoundError(id)
-        return record
+        return (await self._records_of(handle, scope, [id]))[id]
+
+    async def _records_of(
+        self, handle: Handle, scope: dict[str, str], ids: Sequence[str]
+    ) -> dict[str, MemoryRecord]:
+        wanted = sorted({i for i in ids if is_storable_id(i)})
+        found = await self._fetch_records(handle, wanted) if wanted else {}
+        for id in ids:
+            record = found.get(id)
+            if record is None or record.scope != scope:
+                raise MemoryNotFoundError(id)
+        return found
+
+    def _entry(
+        self,
+        scope: dict[str, str],
+        record: MemoryRecord,
+        action: LedgerAction,
+        actor: str,
+        reason: str,
+        evidence: Provenance,
+    ) -> LedgerEntry:
+        return LedgerEntry(
+            id=new_record_id(),
+            scope=scope,
+            record_id=record.id,
+            action=action,
+            at=self._clock(),
+            actor=actor,
+            reason=reason,
+            evidence=(evidence,),
+            supports_before=record.supports,
+        )
+
+    async def _land(
+        self, handle: Handle, entries: Sequence[tuple[LedgerEntry, MemoryRecord]]
+    ) -> None:
+        """Set the supports and append the rows checked in full before (one transaction)."""
+        for entry, record in entries:
+            await self._set_supports(handle, record.id, record.supports, entry.at)
+            await self._append_ledger(handle, entry)
+            await self._journal_learn(handle, entry, len(evidence_of(record)))
 
     async def _promotion_of(self, handle: Handle, id: str) -> Promotion | None:
         found = promotions_from(await self._ledger_rows(handle, id))

@@ -64,7 +64,9 @@ def add_distil_command(commands: Any, parents: list[argparse.ArgumentParser]) ->
     action = command.add_mutually_exclusive_group()
     action.add_argument("--apply", action="store_true", help="apply the plan it makes")
     action.add_argument(
-        "--revert", metavar="PLAN_ID", help="invalidate what an applied distillation added"
+        "--revert",
+        metavar="PLAN_ID",
+        help="invalidate what an applied distillation added and withdraw its corroborations",
     )
     action.add_argument("--list", action="store_true", help="list the applied distillations")
     command.add_argument(
@@ -143,8 +145,12 @@ def run_distil(args: argparse.Namespace) -> int:
                     print(printable(f"{kept.plan_id} {state} {len(kept.records)} fact(s)"))
                 return 0
             if args.revert:
-                revision = await revert_distillation(store, args.revert, scope)
-                say(f"reverted {args.revert}: {len(revision.undo)} fact(s) invalidated")
+                reverted = await revert_distillation(store, args.revert, scope)
+                facts = 0 if reverted.revision is None else len(reverted.revision.undo)
+                say(
+                    f"reverted {args.revert}: {facts} fact(s) invalidated, "
+                    f"{len(reverted.withdrawn)} corroboration(s) withdrawn"
+                )
                 return 0
             assert distiller is not None
             plan = await distil(store, scope, [distiller], cap=args.cap)

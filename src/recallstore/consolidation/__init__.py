@@ -28,6 +28,7 @@ from recallstore.consolidation.distil import (
 from recallstore.consolidation.distil_run import (
     AppliedDistillation,
     KeptDistillation,
+    RevertedDistillation,
     apply_distillation,
     distil,
     distillation_of,
@@ -91,6 +92,7 @@ __all__ = [
     "ProposedFact",
     "Proposer",
     "Rejection",
+    "RevertedDistillation",
     "SlotMatch",
     "UnusableFact",
     "UnusableProposal",

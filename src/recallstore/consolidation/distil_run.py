@@ -3,12 +3,20 @@ and undone.
 
 ``distil`` only reads: it shows the distillers the valid captured records of one exact
 scope and validates what they propose (:func:`~recallstore.consolidation.check_facts`).
-``apply_distillation`` writes the plan's new facts in one ``store.write`` (all or
-none), each carrying the plan in its payload and the conversations it rests on in its
-``provenance`` and ``supports``; the records it corroborates get that evidence through
-the store's ``"promote"`` extension, one ledger row each. ``revert_distillation``
-invalidates, in one revision (the ``"revise"`` extension), every record the plan
-added: nothing is deleted, and every other record is as it was.
+
+``apply_distillation`` makes two atomic steps, ordered so that a failure leaves
+nothing behind: first the evidence of every corroboration, in one transaction of the
+store's ``"promote"`` extension (``corroborate_all``: one ledger row per new piece of
+evidence, actor ``"distillation <id>"``); then the plan's new facts in one
+``store.write`` (all or none), each carrying the plan in its payload and the
+conversations it rests on in its ``provenance`` and ``supports``. When the write
+fails, the corroborations are withdrawn again (``withdraw_all``, one transaction) and
+the error raised: the records' ``supports`` are as before, the ledger keeps the
+corroborate and withdraw rows. ``revert_distillation`` withdraws every corroboration
+of the plan still standing (one transaction) and invalidates, in one revision (the
+``"revise"`` extension), every record the plan added: nothing is deleted, and every
+other record's ``supports`` are exactly as before the apply (its ``updated_at`` moves
+on). A revert stopped between its two steps finishes when run again.
 """
 
 from __future__ import annotations
@@ -42,17 +50,20 @@ from recallstore.sameness import normal_form
 from recallstore.store import (
     IDEMPOTENCY_EXTENSION,
     PROMOTE_EXTENSION,
+    Corroboration,
     MemoryStore,
     RecordChange,
     StoredRevision,
     SupportsPromotion,
     utc_now,
 )
+from recallstore.store.learning import scope_text
 from recallstore.values import canonical_scope
 
 __all__ = [
     "AppliedDistillation",
     "KeptDistillation",
+    "RevertedDistillation",
     "apply_distillation",
     "distil",
     "distillation_of",
@@ -150,10 +161,12 @@ def _write_input(plan: Distillation, fact: PlannedFact, n: int, keyed: bool) -> 
 
 
 async def apply_distillation(store: MemoryStore, plan: Distillation) -> AppliedDistillation:
-    """Write ``plan``'s new facts in one transaction, then add the evidence of its
-    corroborations. Raises :class:`~recallstore.errors.MemoryConflictError` (nothing
-    changed) when a record it cites or corroborates is no longer valid. Applying the
-    same plan again adds nothing on a store with idempotency keys."""
+    """Add the evidence of ``plan``'s corroborations in one transaction, then write its
+    new facts in another; when the write fails the evidence is withdrawn again, so the
+    store is as before (see the module). Raises
+    :class:`~recallstore.errors.MemoryConflictError` (nothing changed) when a record it
+    cites or corroborates is no longer valid. Applying the same plan again adds nothing
+    on a store with idempotency keys."""
     _revising(store)  # a plan it could not revert is not applied
     promoting = _promoting(store, plan)
     for record_id in plan.quotes:
@@ -164,29 +177,50 @@ async def apply_distillation(store: MemoryStore, plan: Distillation) -> AppliedD
             )
     keyed = IDEMPOTENCY_EXTENSION in store.capabilities().extensions
     inputs = [_write_input(plan, fact, n, keyed) for n, fact in enumerate(plan.added)]
-    added = await store.write(inputs) if inputs else []
-    corroborated = []
+    corroborated: list[MemoryRecord] = []
     if promoting is not None:
-        corroborated = [await _corroborate(promoting, plan, f) for f in plan.corroborations]
-    return AppliedDistillation(plan, added, [r for r in corroborated if r is not None])
+        earlier = set(await _standing(promoting, plan.id, plan.scope))
+        items = [
+            Corroboration(fact.corroborates, _evidence(plan, fact, conversation), fact.reason)
+            for fact in plan.corroborations
+            if fact.corroborates is not None
+            for conversation in fact.conversations or (None,)
+        ]
+        done = await promoting.corroborate_all(plan.scope, items, actor=_actor(plan.id))
+        corroborated = list({r.id: r for r in done}.values())
+    try:
+        added = await store.write(inputs) if inputs else []
+    except Exception:
+        if promoting is not None:
+            now = await _standing(promoting, plan.id, plan.scope)
+            undo = [item for text, item in now if (text, item) not in earlier]
+            if undo:
+                await promoting.withdraw_all(plan.scope, undo[::-1], actor=_actor(plan.id))
+        raise
+    return AppliedDistillation(plan, added, corroborated)
 
 
-async def _corroborate(
-    store: SupportsPromotion, plan: Distillation, fact: PlannedFact
-) -> MemoryRecord | None:
-    """Add the fact's conversations to the evidence of the record it corroborates,
-    one ``corroborate`` ledger row per conversation it did not have yet."""
-    assert fact.corroborates is not None
-    record = None
-    for conversation in fact.conversations or (None,):
-        record = await store.corroborate(
-            plan.scope,
-            fact.corroborates,
-            _evidence(plan, fact, conversation),
-            actor=f"distillation {plan.id}",
-            reason=fact.reason,
-        )
-    return record
+def _actor(plan_id: str) -> str:
+    return f"distillation {plan_id}"
+
+
+async def _standing(
+    store: SupportsPromotion, plan_id: str, scope: Mapping[str, str] | None
+) -> list[tuple[str, Corroboration]]:
+    """The corroborations distillation ``plan_id`` made within ``scope`` that nobody
+    withdrew since, oldest first (from the ledger), each with its record's scope (as
+    :func:`~recallstore.store.learning.scope_text`)."""
+    standing: dict[tuple[str, Provenance], tuple[str, Corroboration]] = {}
+    for row in await store.ledger(canonical_scope(scope or {})):
+        if row.actor != _actor(plan_id) or len(row.evidence) != 1:
+            continue
+        key = (row.record_id, row.evidence[0])
+        if row.action == "corroborate":
+            item = Corroboration(row.record_id, row.evidence[0], row.reason)
+            standing[key] = (scope_text(row.scope), item)
+        elif row.action == "withdraw":
+            standing.pop(key, None)
+    return list(standing.values())
 
 
 def _promoting(store: MemoryStore, plan: Distillation) -> SupportsPromotion | None:
@@ -217,18 +251,6 @@ class KeptDistillation:
         return all(r.is_invalidated for r in self.records)
 
 
-async def _corroborated_only(
-    store: MemoryStore, plan_id: str, scope: Mapping[str, str] | None
-) -> bool:
-    """Whether distillation ``plan_id`` left ledger rows (corroborations) in ``scope``."""
-    if PROMOTE_EXTENSION not in store.capabilities().extensions or not isinstance(
-        store, SupportsPromotion
-    ):
-        return False
-    rows = await store.ledger(canonical_scope(scope or {}))
-    return any(row.actor == f"distillation {plan_id}" for row in rows)
-
-
 def distillation_of(record: MemoryRecord) -> str | None:
     """The id of the distillation that wrote ``record``, or None."""
     payload = record.payload
@@ -252,37 +274,66 @@ async def kept_distillations(
     return sorted(kept, key=lambda k: (k.records[0].created_at, k.plan_id), reverse=True)
 
 
+@dataclass(frozen=True)
+class RevertedDistillation:
+    """What :func:`revert_distillation` did."""
+
+    plan_id: str
+    revision: StoredRevision | None
+    """The revision that invalidated the records the plan wrote (None: it wrote none
+    still valid)."""
+    withdrawn: list[Corroboration]
+    """The corroborations taken back, in the order withdrawn (newest first)."""
+
+
 async def revert_distillation(
     store: MemoryStore, plan_id: str, scope: Mapping[str, str] | None = None
-) -> StoredRevision:
-    """Invalidate, in one revision, every still-valid record distillation ``plan_id``
-    wrote (searched within ``scope``, default everywhere); the revision kept.
+) -> RevertedDistillation:
+    """Undo distillation ``plan_id`` (searched within ``scope``, default everywhere):
+    withdraw every corroboration it made that still stands, in one transaction, then
+    invalidate every still-valid record it wrote, in one revision. Afterwards every
+    record it did not write has the ``supports`` it had before the apply.
 
-    Not found when no record of it is stored; a conflict when none is valid (reverted
-    already). The evidence it added to records it corroborated stays: the ledger only
-    grows (see docs/learning.md)."""
+    Not found when the store holds no record and no ledger row of it; a conflict when
+    nothing of it is left to undo (reverted already)."""
     if not isinstance(plan_id, str) or not plan_id.strip():
         raise MemoryValidationError("plan_id", "must be a distillation's id", plan_id)
     revising = _revising(store)
     kept = [k for k in await kept_distillations(store, scope) if k.plan_id == plan_id]
-    if not kept:
-        if await _corroborated_only(store, plan_id, scope):
-            raise MemoryConflictError(
-                plan_id,
-                "it wrote no record, only evidence for records that already said its facts; "
-                "evidence stays in the ledger (demote takes a promotion back)",
-            )
-        raise MemoryNotFoundError(plan_id)
-    valid = [r for r in kept[0].records if not r.is_invalidated]
+    learning = _learning(store)
+    standing = [] if learning is None else await _standing(learning, plan_id, scope)
+    if not kept and not standing:
+        rows = [] if learning is None else await learning.ledger(canonical_scope(scope or {}))
+        if not any(row.actor == _actor(plan_id) for row in rows):
+            raise MemoryNotFoundError(plan_id)
+    valid = [r for r in kept[0].records if not r.is_invalidated] if kept else []
+    if not valid and not standing:
+        raise MemoryConflictError(plan_id, "nothing of it is left to undo: reverted already")
+    by_scope: dict[str, list[Corroboration]] = {}
+    for text, item in reversed(standing):
+        by_scope.setdefault(text, []).append(item)
+    for text, items in by_scope.items():
+        assert learning is not None
+        await learning.withdraw_all(json.loads(text), items, actor=_actor(plan_id))
+    withdrawn = [item for _, item in reversed(standing)]
     if not valid:
-        raise MemoryConflictError(plan_id, "every record it wrote is invalid: reverted already")
+        return RevertedDistillation(plan_id, None, withdrawn)
     reason = f"distillation {plan_id} reverted"
     body = json.dumps({"distillation_reverted": plan_id, "records": [r.id for r in valid]})
     stamp = hashlib.sha256(f"{plan_id}\n{utc_now().isoformat()}".encode()).hexdigest()[:12]
-    return await revising.revise(
+    revision = await revising.revise(
         f"revert_{plan_id}_{stamp}",
         kept[0].scope,
         [RecordChange(id=r.id, reason=reason) for r in valid],
         body,
         redacted_body=body,
     )
+    return RevertedDistillation(plan_id, revision, withdrawn)
+
+
+def _learning(store: MemoryStore) -> SupportsPromotion | None:
+    if PROMOTE_EXTENSION in store.capabilities().extensions and isinstance(
+        store, SupportsPromotion
+    ):
+        return store
+    return None

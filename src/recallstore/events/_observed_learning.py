@@ -4,7 +4,7 @@ event, and each rendered overlay as ``agent.memory.learned`` (issue 39)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,6 +21,7 @@ from recallstore.events.models import MemoryEvent
 from recallstore.records import MemoryRecord, MemoryTarget, Provenance
 from recallstore.store import (
     PROMOTE_EXTENSION,
+    Corroboration,
     LedgerEntry,
     MemoryStore,
     Promotion,
@@ -119,6 +120,32 @@ class ObservesLearning:
             arguments,
             lambda: store.corroborate(scope, id, evidence, actor=actor, reason=reason),
         )
+
+    async def corroborate_all(
+        self, scope: Mapping[str, str], items: Sequence[Corroboration], *, actor: str
+    ) -> list[MemoryRecord]:
+        """The wrapped store's ``corroborate_all`` (one transaction). No span of its own:
+        the store journals each row as ``agent.memory.learn``."""
+        return await self._learning().corroborate_all(scope, items, actor=actor)
+
+    async def withdraw(
+        self,
+        scope: Mapping[str, str],
+        id: str,
+        evidence: Provenance,
+        *,
+        actor: str,
+        reason: str,
+    ) -> MemoryRecord:
+        """The wrapped store's ``withdraw``. No span of its own: the store journals the
+        row as ``agent.memory.learn``."""
+        return await self._learning().withdraw(scope, id, evidence, actor=actor, reason=reason)
+
+    async def withdraw_all(
+        self, scope: Mapping[str, str], items: Sequence[Corroboration], *, actor: str
+    ) -> list[MemoryRecord]:
+        """The wrapped store's ``withdraw_all`` (one transaction). No span of its own."""
+        return await self._learning().withdraw_all(scope, items, actor=actor)
 
     async def promote(
         self,

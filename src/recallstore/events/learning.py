@@ -47,9 +47,10 @@ _RecordIds = tuple[str, ...]
 
 
 class MemoryLearnData(EventData):
-    """One row of the evolution ledger: a corroboration, a promotion or a demotion."""
+    """One row of the evolution ledger: a corroboration, a promotion, a demotion or a
+    withdrawal."""
 
-    action: Literal["corroborate", "promote", "demote"]
+    action: Literal["corroborate", "promote", "demote", "withdraw"]
     """What the row records."""
     ok: bool = True
     """False when the store call raised (a refused promotion too); nothing changed."""

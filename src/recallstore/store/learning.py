@@ -15,12 +15,17 @@ row of the **evolution ledger** (who or what, when, why, the evidence):
   policy, which the store evaluates on the record inside the same transaction; a
   refusal raises :class:`PromotionRefusedError` and changes nothing.
 * :meth:`SupportsPromotion.demote` takes it back; the prompt is then what it was.
+* :meth:`SupportsPromotion.withdraw` takes one piece of evidence back out of
+  ``supports`` (a reverted distillation's corroborations): the exact inverse of the
+  corroborate that added it. :meth:`SupportsPromotion.corroborate_all` and
+  :meth:`SupportsPromotion.withdraw_all` do several (:class:`Corroboration`) in one
+  transaction, all or none.
 
 What is promoted derives from the ledger (:func:`promotions_from`): the latest
 promote or demote row of each record. No model tool calls any of these (a model may
 *propose* a lesson by saving it; it can never promote one). ``delete(id)`` and
 ``forget(scope)`` erase the ledger rows of what they delete (kit S24); the kit rules
-are S25–S27 (``recallstore.testing.learning``).
+are S25–S28 (``recallstore.testing.learning``).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ __all__ = [
     "MAX_SUPPORTS",
     "PROMOTE_EXTENSION",
     "PROMOTION_KINDS",
+    "Corroboration",
     "GateDecision",
     "LedgerAction",
     "LedgerEntry",
@@ -61,17 +67,18 @@ __all__ = [
 
 PROMOTE_EXTENSION: Final = "promote"
 """``capabilities().extensions`` name of stores with ``corroborate``/``promote``/
-``demote``/``promotions``/``ledger`` (:class:`SupportsPromotion`)."""
+``demote``/``withdraw``/``promotions``/``ledger`` (:class:`SupportsPromotion`)."""
 
 LEARN_EVENT_TYPE: Final = "agent.memory.learn"
-"""The journal and event type of one ledger row (a corroborate, promote or demote)."""
+"""The journal and event type of one ledger row (a corroborate, promote, demote or
+withdraw)."""
 
 PromotionKind = Literal["background", "heuristic", "example", "awareness"]
 """The design's four targets a promoted record may become: a background entry, a
 judgment heuristic, an example, an awareness domain (``MemoryTarget.section``)."""
 PROMOTION_KINDS: Final[tuple[PromotionKind, ...]] = get_args(PromotionKind)
 
-LedgerAction = Literal["corroborate", "promote", "demote"]
+LedgerAction = Literal["corroborate", "promote", "demote", "withdraw"]
 """What one ledger row records."""
 
 MAX_SUPPORTS: Final = 256
@@ -138,7 +145,8 @@ def conversations_of(record: MemoryRecord) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class LedgerEntry:
-    """One row of the evolution ledger: a corroboration, a promotion or a demotion."""
+    """One row of the evolution ledger: a corroboration, a promotion, a demotion or a
+    withdrawal."""
 
     id: str
     scope: dict[str, str]
@@ -152,12 +160,15 @@ class LedgerEntry:
     reason: str
     """Why, in the actor's words."""
     evidence: tuple[Provenance, ...] = ()
-    """Corroborate: the new evidence. Promote: every piece of evidence the gate saw.
-    Demote: none."""
+    """Corroborate: the new evidence. Withdraw: the evidence taken back. Promote: every
+    piece of evidence the gate saw. Demote: none."""
     target: MemoryTarget | None = None
     """Promote and demote: the target."""
     approved_by: str | None = None
     """Promote: the person who approved it, when the gate asked for one."""
+    supports_before: tuple[Provenance, ...] | None = None
+    """Corroborate and withdraw: the record's ``supports`` just before the change (what
+    lets a withdrawal restore them exactly); None on other rows."""
 
     @property
     def conversations(self) -> tuple[str, ...]:
@@ -284,6 +295,17 @@ class PromotionGate:
         return GateDecision(not refusals, tuple(refusals), evidence, conversations)
 
 
+@dataclass(frozen=True, slots=True)
+class Corroboration:
+    """One piece of evidence for one record, as :meth:`SupportsPromotion.corroborate_all`
+    adds it and :meth:`SupportsPromotion.withdraw_all` takes it back."""
+
+    record_id: str
+    evidence: Provenance
+    reason: str
+    """Why, in the actor's words: the ledger row's reason."""
+
+
 @runtime_checkable
 class SupportsPromotion(Protocol):
     """A store with the ``"promote"`` extension (see the module)."""
@@ -302,6 +324,38 @@ class SupportsPromotion(Protocol):
         ``corroborate`` ledger row. Evidence already listed changes nothing (no row).
         Missing or out of scope -> MemoryNotFoundError; invalid, expired or full
         (:data:`MAX_SUPPORTS`) -> MemoryConflictError."""
+        ...
+
+    async def corroborate_all(
+        self, scope: Mapping[str, str], items: Sequence[Corroboration], *, actor: str
+    ) -> list[MemoryRecord]:
+        """``corroborate`` each of ``items`` (in order, records of exactly ``scope``) in
+        one transaction: every row or none (S28). Returns each item's record as it
+        stood after it."""
+        ...
+
+    async def withdraw(
+        self,
+        scope: Mapping[str, str],
+        id: str,
+        evidence: Provenance,
+        *,
+        actor: str,
+        reason: str,
+    ) -> MemoryRecord:
+        """Take ``evidence`` out of the ``supports`` of the record ``id`` of exactly
+        ``scope`` (S28), whatever the record's status; one ``withdraw`` ledger row. When
+        nothing else changed the supports since the corroborate that added it, they are
+        restored exactly as they were before it (that corroborate's
+        :attr:`LedgerEntry.supports_before`). Missing or out of scope ->
+        MemoryNotFoundError; evidence not among its supports -> MemoryConflictError."""
+        ...
+
+    async def withdraw_all(
+        self, scope: Mapping[str, str], items: Sequence[Corroboration], *, actor: str
+    ) -> list[MemoryRecord]:
+        """``withdraw`` each of ``items`` in order in one transaction: every row or none
+        (S28). Undo a ``corroborate_all`` by passing its items reversed."""
         ...
 
     async def promote(
@@ -352,7 +406,7 @@ def scope_text(scope: Mapping[str, str]) -> str:
 
 def ledger_entry_row(entry: LedgerEntry) -> LedgerRow:
     """``entry`` as a row of text columns."""
-    body = {
+    body: dict[str, Any] = {
         "action": entry.action,
         "actor": entry.actor,
         "reason": entry.reason,
@@ -360,6 +414,8 @@ def ledger_entry_row(entry: LedgerEntry) -> LedgerRow:
         "target": None if entry.target is None else entry.target.model_dump(mode="json"),
         "approved_by": entry.approved_by,
     }
+    if entry.supports_before is not None:
+        body["supports_before"] = [p.model_dump(mode="json") for p in entry.supports_before]
     return (
         entry.id,
         entry.record_id,
@@ -375,6 +431,7 @@ def ledger_entry_from_row(row: Sequence[Any]) -> LedgerEntry:
     at = utc_moment(datetime.fromisoformat(row[3]))
     assert at is not None
     target = body.get("target")
+    before = body.get("supports_before")
     return LedgerEntry(
         id=row[0],
         record_id=row[1],
@@ -386,4 +443,7 @@ def ledger_entry_from_row(row: Sequence[Any]) -> LedgerEntry:
         evidence=tuple(Provenance.model_validate(p) for p in body.get("evidence", ())),
         target=None if target is None else MemoryTarget.model_validate(target),
         approved_by=body.get("approved_by"),
+        supports_before=None
+        if before is None
+        else tuple(Provenance.model_validate(p) for p in before),
     )

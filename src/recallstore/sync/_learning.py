@@ -12,11 +12,14 @@ from datetime import datetime
 
 from recallstore.consolidation import distil_run as _distil
 from recallstore.consolidation.distil import Distillation, Distiller
-from recallstore.consolidation.distil_run import AppliedDistillation, KeptDistillation
+from recallstore.consolidation.distil_run import (
+    AppliedDistillation,
+    KeptDistillation,
+    RevertedDistillation,
+)
 from recallstore.consolidation.validate import DEFAULT_FACT_CAP
 from recallstore.learning import DEFAULT_LEARNED_BUDGET_CHARS, Learned
 from recallstore.learning import assemble_learned as _assemble_learned
-from recallstore.store import StoredRevision
 from recallstore.sync._calls import run_on
 from recallstore.sync._store import SyncMemoryStore
 
@@ -80,10 +83,11 @@ def kept_distillations(
 
 def revert_distillation(
     store: SyncMemoryStore, plan_id: str, scope: Mapping[str, str] | None = None
-) -> StoredRevision:
-    """:func:`recallstore.consolidation.revert_distillation`, blocking: every record
-    distillation ``plan_id`` wrote invalidated in one revision (nothing deleted)."""
-    revision: StoredRevision = run_on(
+) -> RevertedDistillation:
+    """:func:`recallstore.consolidation.revert_distillation`, blocking: every
+    corroboration distillation ``plan_id`` made withdrawn, every record it wrote
+    invalidated in one revision (nothing deleted)."""
+    reverted: RevertedDistillation = run_on(
         store, "revert_distillation", _distil.revert_distillation, plan_id, scope
     )
-    return revision
+    return reverted

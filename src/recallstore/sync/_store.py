@@ -23,6 +23,7 @@ from recallstore.store import (
     FORGET_EXTENSION,
     PROMOTE_EXTENSION,
     Clock,
+    Corroboration,
     LedgerEntry,
     MemoryStore,
     Promotion,
@@ -43,7 +44,8 @@ class SyncMemoryStore:
     :func:`~recallstore.load.load_memory_store` takes (a path, ``memory:``, a URL).
     It is opened here, on ``loop`` (default: a :class:`BackgroundLoop` of its own, closed
     with the store). The methods are the protocol's six, ``forget`` and the ``promote`` extension's
-    (``corroborate``, ``promote``, ``demote``, ``promotions``, ``ledger``), with the same
+    (``corroborate``, ``corroborate_all``, ``withdraw``, ``withdraw_all``, ``promote``,
+    ``demote``, ``promotions``, ``ledger``), with the same
     semantics and errors; the functions of :mod:`recallstore.sync` (``capture``,
     ``consolidate``, ...) take it where the async ones take a store. ``store`` and
     ``loop`` stay reachable for async code that shares them; :attr:`portable` is the
@@ -129,6 +131,32 @@ class SyncMemoryStore:
         extension, :class:`~recallstore.store.SupportsPromotion`); a ledger row."""
         store = self._promoting()
         return self.loop.run(store.corroborate(scope, id, evidence, actor=actor, reason=reason))
+
+    def corroborate_all(
+        self, scope: Mapping[str, str], items: Sequence[Corroboration], *, actor: str
+    ) -> list[MemoryRecord]:
+        """Several corroborations in one transaction, all or none; a ledger row each."""
+        return self.loop.run(self._promoting().corroborate_all(scope, items, actor=actor))
+
+    def withdraw(
+        self,
+        scope: Mapping[str, str],
+        id: str,
+        evidence: Provenance,
+        *,
+        actor: str,
+        reason: str,
+    ) -> MemoryRecord:
+        """``evidence`` taken back out of the ``supports`` of record ``id`` (the inverse
+        of the corroborate that added it); a ledger row."""
+        store = self._promoting()
+        return self.loop.run(store.withdraw(scope, id, evidence, actor=actor, reason=reason))
+
+    def withdraw_all(
+        self, scope: Mapping[str, str], items: Sequence[Corroboration], *, actor: str
+    ) -> list[MemoryRecord]:
+        """Several withdrawals in one transaction, all or none; a ledger row each."""
+        return self.loop.run(self._promoting().withdraw_all(scope, items, actor=actor))
 
     def promote(
         self,

@@ -12,7 +12,7 @@ fresh location for the test::
         def store_factory(self, tmp_path):
             return lambda: MyStore(tmp_path / "memory.db")
 
-Each rule S1–S27 of the store protocol has named tests (``test_s7_...``); a failure
+Each rule S1–S28 of the store protocol has named tests (``test_s7_...``); a failure
 starts with the rule and a hint (``S5 — delete(id) returned, but get(id) still returns
 the record``). Areas are also importable alone (``ScopeConformance``, ...). Sub-suites
 skip themselves unless ``capabilities()`` turns them on; the clock sub-suite runs when

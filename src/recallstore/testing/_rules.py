@@ -102,6 +102,11 @@ RULES: dict[str, str] = {
     "S27": "(promote) every corroborate, promote and demote is one ledger row (who, when, "
     "why, the evidence), oldest first and durable as the records are; delete(id) erases "
     "its record's rows and forget(scope) every row of the scope",
+    "S28": "(promote) withdraw(scope, id, evidence) takes the evidence back out of the "
+    "record's supports, restoring them exactly as before the corroborate that added it when "
+    "nothing changed them since, with one withdraw ledger row; evidence not among the "
+    "supports -> MemoryConflictError; corroborate_all and withdraw_all apply every item or "
+    "none, in one transaction",
     "lifecycle": "a store is an async context manager; once closed, every protocol method "
     "raises StoreUnavailableError",
     "ext": "export_records streams every record in a scope oldest first; import_records "

@@ -111,13 +111,21 @@ async def _write_secret(store: MemoryStore, scope: dict[str, str], secret: dict[
 async def _learn_secret(
     store: MemoryStore, scope: dict[str, str], record_id: str, secret: dict[str, str]
 ) -> None:
-    """Corroborate the record from a conversation found nowhere else, and promote it:
-    supports and ledger rows (actor, reason, evidence) that hold the secrets."""
+    """Corroborate the record from a conversation found nowhere else (and once more,
+    withdrawn), and promote it: supports and ledger rows (actor, reason, evidence, the
+    supports before a change) that hold the secrets."""
     learning = cast(SupportsPromotion, store)
     evidence = Provenance(conversation_id=secret["support"], author=secret["actor"])
     with call_context(conversation_id=secret["support"]):
         await learning.corroborate(
             scope, record_id, evidence, actor=secret["actor"], reason=f"{secret['word']} again"
+        )
+        taken = Provenance(conversation_id=f"{secret['support']}-2", author=secret["actor"])
+        await learning.corroborate(
+            scope, record_id, taken, actor=secret["actor"], reason=f"{secret['word']} twice"
+        )
+        await learning.withdraw(  # a withdraw row keeps the supports it changed
+            scope, record_id, taken, actor=secret["actor"], reason=f"{secret['word']} back"
         )
         await learning.promote(
             scope,

@@ -1,4 +1,5 @@
-"""S25–S27: the ``"promote"`` extension — corroboration, promotion behind a gate, the ledger.
+"""S25–S28: the ``"promote"`` extension — corroboration, promotion behind a gate, the
+ledger, withdrawal and the batch calls.
 
 Runs on stores whose ``capabilities().extensions`` declare ``"promote"``
 (:class:`~recallstore.store.SupportsPromotion`); skipped otherwise. What ``delete``
@@ -18,6 +19,7 @@ from recallstore.records import MemoryRecord, MemoryTarget, Provenance
 from recallstore.store import (
     FORGET_EXTENSION,
     PROMOTE_EXTENSION,
+    Corroboration,
     MemoryStore,
     PromotionGate,
     PromotionRefusedError,
@@ -298,3 +300,100 @@ class LearningConformance(StoreHarness):
         assert await learning.ledger(_ANA) == []
         assert await learning.promotions(_ANA) == []
         assert {r.record_id for r in await learning.ledger()} == {bo.id}
+
+    @kit_test(
+        "withdraw must take the evidence back out of supports, exactly as they were before "
+        "the corroborations (reversed) that added it, one withdraw row each, and refuse "
+        "evidence not among the supports, changing nothing"
+    )
+    async def test_s28_withdraw_restores_supports_exactly(
+        self, learning_store: MemoryStore
+    ) -> None:
+        store = learning_store
+        learning = _learning(store)
+        bare = await write_one(store, "Ana likes tea", scope=_ANA, provenance=_said_in("c-1"))
+        odd = await write_one(
+            store,
+            "Ana likes rain",
+            scope=_ANA,
+            provenance=_said_in("c-1"),
+            supports=(_said_in("c-9"),),  # its provenance not listed: corroborate lists it
+        )
+        with pytest.raises(MemoryConflictError):  # the provenance, not among its supports
+            await learning.withdraw(_ANA, odd.id, _said_in("c-1"), actor="h", reason="r")
+        assert await store.get(odd.id) == odd, "a refused withdrawal changed the record"
+        items = [
+            Corroboration(bare.id, _said_in("c-2"), "said again"),
+            Corroboration(odd.id, _said_in("c-2"), "said again"),
+            Corroboration(bare.id, _said_in("c-3"), "and again"),
+        ]
+        added = await learning.corroborate_all(_ANA, items, actor="distiller")
+        assert [r.id for r in added] == [bare.id, odd.id, bare.id]
+        stored = await store.get(bare.id)
+        assert stored is not None
+        assert stored.supports == (_said_in("c-1"), _said_in("c-2"), _said_in("c-3"))
+        assert stored == added[2], "corroborate_all must return the records as stored"
+        with pytest.raises(MemoryConflictError):
+            await learning.withdraw(_ANA, bare.id, _said_in("c-7"), actor="h", reason="r")
+        with pytest.raises(MemoryNotFoundError):
+            await learning.withdraw(_BO, bare.id, _said_in("c-2"), actor="h", reason="r")
+        assert await store.get(bare.id) == stored, "a refused withdrawal changed the record"
+        undone = await learning.withdraw_all(_ANA, items[::-1], actor="distiller")
+        assert [r.id for r in undone] == [bare.id, odd.id, bare.id]
+        final = {r.id: r for r in undone}
+        for before in (bare, odd):
+            after = await store.get(before.id)
+            assert after is not None
+            assert after.supports == before.supports, "supports are not as they were"
+            assert after.model_dump(exclude={"updated_at"}) == before.model_dump(
+                exclude={"updated_at"}
+            ), "withdraw changed more than supports"
+            assert after == final[before.id], "withdraw_all must return them as stored"
+        rows = await learning.ledger(_ANA)
+        assert [(r.action, r.record_id, r.conversations) for r in rows] == [
+            ("corroborate", bare.id, ("c-2",)),
+            ("corroborate", odd.id, ("c-2",)),
+            ("corroborate", bare.id, ("c-3",)),
+            ("withdraw", bare.id, ("c-3",)),
+            ("withdraw", odd.id, ("c-2",)),
+            ("withdraw", bare.id, ("c-2",)),
+        ]
+        assert {r.actor for r in rows} == {"distiller"}
+        one = await learning.corroborate(_ANA, bare.id, _said_in("c-4"), actor="h", reason="r")
+        again = await learning.withdraw(_ANA, bare.id, _said_in("c-4"), actor="h", reason="r")
+        assert again.supports == bare.supports != one.supports
+
+    @kit_test(
+        "corroborate_all and withdraw_all must land every item or none: one refused item "
+        "(an invalidated record, evidence not there, a missing record) changes nothing"
+    )
+    async def test_s28_batches_land_whole_or_not_at_all(self, learning_store: MemoryStore) -> None:
+        store = learning_store
+        learning = _learning(store)
+        record = await write_one(store, "Ana likes tea", scope=_ANA, provenance=_said_in("c-1"))
+        gone = await write_one(store, "Ana likes coffee", scope=_ANA, provenance=_said_in("c-1"))
+        await store.invalidate(gone.id, "not any more")
+        gone = await store.get(gone.id) or gone
+        first = Corroboration(record.id, _said_in("c-2"), "said again")
+        with pytest.raises(MemoryConflictError):
+            await learning.corroborate_all(
+                _ANA, [first, Corroboration(gone.id, _said_in("c-2"), "r")], actor="h"
+            )
+        with pytest.raises(MemoryNotFoundError):
+            await learning.corroborate_all(
+                _ANA, [first, Corroboration("no-such-id", _said_in("c-2"), "r")], actor="h"
+            )
+        with pytest.raises(MemoryValidationError):
+            await learning.corroborate_all(
+                _ANA, [first, Corroboration(record.id, Provenance(), "r")], actor="h"
+            )
+        with pytest.raises(MemoryValidationError):
+            await learning.corroborate_all(_ANA, [], actor="h")
+        assert await store.get(record.id) == record
+        assert await learning.ledger() == []
+        (added,) = await learning.corroborate_all(_ANA, [first], actor="h")
+        second = Corroboration(record.id, _said_in("c-3"), "never said")
+        with pytest.raises(MemoryConflictError):
+            await learning.withdraw_all(_ANA, [first, second], actor="h")
+        assert await store.get(record.id) == added
+        assert [r.action for r in await learning.ledger(_ANA)] == ["corroborate"]
