@@ -12,9 +12,9 @@ from tests.backends.plugin.recallstore_jsonl import JsonlMemoryStore
 
 import recallstore.sync
 from recallstore.consolidation import ProposedFact
-from recallstore.errors import ConfigurationError
+from recallstore.errors import ConfigurationError, MemoryConflictError
 from recallstore.records import MemoryRecord, MemoryTarget, MemoryWriteInput, Provenance
-from recallstore.store import PromotionGate, PromotionRefusedError
+from recallstore.store import Corroboration, PromotionGate, PromotionRefusedError
 from recallstore.sync import SyncMemoryStore
 
 ANA = {"tenant": "acme", "user": "ana"}
@@ -69,6 +69,24 @@ def test_corroborate_promote_and_demote_block_until_done(store: SyncMemoryStore)
     actions = [entry.action for entry in store.ledger(ANA, record_id=record.id)]
     assert actions == ["corroborate", "corroborate", "promote", "demote"]
     assert store.ledger(BO) == []
+
+
+def test_withdrawals_block_and_restore_the_supports(store: SyncMemoryStore) -> None:
+    record = _taught(store)
+    items = [
+        Corroboration(record.id, Provenance(conversation_id=c), "said again")
+        for c in ("c-2", "c-3")
+    ]
+    [_, grown] = store.corroborate_all(ANA, items, actor="host")
+    assert [s.conversation_id for s in grown.supports] == ["c-1", "c-2", "c-3"]
+    with pytest.raises(MemoryConflictError):
+        store.withdraw(ANA, record.id, Provenance(conversation_id="c-9"), actor="h", reason="r")
+    store.withdraw(ANA, record.id, items[1].evidence, actor="host", reason="not said")
+    [back] = store.withdraw_all(ANA, items[:1], actor="host")
+    assert back.supports == record.supports == ()
+    assert store.get(record.id) == back
+    actions = [entry.action for entry in store.ledger(ANA, record_id=record.id)]
+    assert actions == ["corroborate", "corroborate", "withdraw", "withdraw"]
 
 
 class _OneFact:

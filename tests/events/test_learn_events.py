@@ -16,12 +16,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from recallstore import (
+    Corroboration,
     MemoryCapability,
     MemoryTarget,
     MemoryWriteInput,
     PromotionGate,
     PromotionRefusedError,
     Provenance,
+    SupportsPromotion,
     call_context,
 )
 from recallstore.backends.sqlite import SqliteMemoryStore
@@ -139,3 +141,26 @@ async def test_learning_is_spans_and_events(
         ("agent.memory.learn", "promote"),
         ("agent.memory.learn", "demote"),
     ]
+
+
+async def test_an_observed_store_withdraws_through_to_the_store(
+    sqlite_store: SqliteMemoryStore,
+) -> None:
+    """The batch calls and withdraw reach the wrapped store (no span of their own), so
+    an observed store still is a ``SupportsPromotion``."""
+    store = ObservedMemoryStore(sqlite_store, EventBus())
+    assert isinstance(store, SupportsPromotion)
+    (lesson,) = await store.write(
+        [MemoryWriteInput(scope=ANA, content=LESSON, provenance=Provenance(conversation_id="c-1"))]
+    )
+    items = [Corroboration(lesson.id, Provenance(conversation_id="c-2"), "said again")]
+    (grown,) = await store.corroborate_all(ANA, items, actor="h")
+    assert len(grown.supports) == 2
+    (back,) = await store.withdraw_all(ANA, items, actor="h")
+    assert back.supports == ()
+    await store.corroborate(ANA, lesson.id, items[0].evidence, actor="h", reason="r")
+    assert (await store.withdraw(ANA, lesson.id, items[0].evidence, actor="h", reason="r")) == (
+        await sqlite_store.get(lesson.id)
+    )
+    rows = await store.ledger(ANA)
+    assert [r.action for r in rows] == ["corroborate", "withdraw"] * 2
