@@ -65,8 +65,8 @@ class MemoryLearnData(EventData):
     """Promote and demote: the target kind (``background``, ``heuristic``, ``example``,
     ``awareness``)."""
     evidence_count: int = Field(default=0, ge=0)
-    """Pieces of evidence in the row: 1 for a corroboration, all the gate saw for a
-    promotion, 0 for a demotion."""
+    """Pieces of evidence in the row: 1 for a corroboration or a withdrawal, all the gate
+    saw for a promotion, 0 for a demotion."""
     conversation_count: int = Field(default=0, ge=0)
     """Distinct conversations among that evidence."""
     supports: int = Field(default=0, ge=0)
@@ -76,7 +76,7 @@ class MemoryLearnData(EventData):
 
 
 class MemoryLearnEvent(MemoryEvent):
-    """``agent.memory.learn``: one corroborate, promote or demote."""
+    """``agent.memory.learn``: one corroborate, promote, demote or withdraw."""
 
     type: Literal["agent.memory.learn"] = LEARN_EVENT_TYPE
     """The event type; also the SSE ``event:`` name and the OpenTelemetry event name."""
