@@ -12,7 +12,9 @@ window-first order pushed them below every weak match inside it. The choice was
 measured (``benchmarks/time_recall.py``, figures in docs/benchmarks.md, "Time as
 evidence"): on LongMemEval, with each session's date as ``observed_at`` and the
 question's date as "now", reading phrases this way lowers no question type's
-``recall_all@5`` against not reading them.
+``recall_all@5`` against not reading them with keyword search; with the default
+embedder temporal-reasoning loses one of 16 dev questions that only trusting the
+window wholly (window-first) keeps.
 
 The phrase is taken out of the text searched inside the window ("last week" is not a
 word the memory holds). When no record of the window matches the rest of the text
