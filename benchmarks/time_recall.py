@@ -15,7 +15,17 @@ categories 1-4. Its questions' times are relative to the conversations (2023), n
 the host's clock, which is what a store meets in the wild: phrases it must not trust.
 The diary: recall@10 over its questions, read at the diary's own "now".
 
+LongMemEval (``--longmemeval``, the dev slice under ``../shared/data``): every user turn
+of a question's history is a memory with its session's date as ``observed_at``, and the
+question is asked at its own date (``question_date``) as "now". Per question type,
+``recall_all@5`` (every answer session among the first 5 sessions, ranked by their best
+turn in the first 50 hits) with the phrase ignored (``plain``) and read (``boost``:
+``time_boosted_search``, what recall and ``memory_search`` do), keyword search alone
+and with the default embedder (``--embedders``). Reading a phrase must never lower a
+type's figure.
+
     .venv/bin/python benchmarks/time_recall.py [--data PATH] [--backends sqlite,memory]
+        [--longmemeval DIR] [--embedders keyword,default]
 """
 
 from __future__ import annotations
@@ -32,6 +42,8 @@ from _diary import NOW as DIARY_NOW
 from _diary import SCOPE as DIARY_SCOPE
 from _diary import diary
 from locomo_recall import DEFAULT_DATA, load_locomo
+from recall_block import DEFAULT_LONGMEMEVAL
+from recall_block import longmemeval as longmemeval_cases
 
 from recallstore._time_query import query_time, time_boosted_search
 from recallstore._when import TimeWindow
@@ -163,12 +175,105 @@ async def diary_suite(backends: list[str]) -> list[list[str]]:
     return rows
 
 
+LONGMEMEVAL_DEPTH = 50
+"""Hits fetched per LongMemEval question; sessions are ranked by their best turn."""
+
+
+def _question_dates(folder: Path) -> dict[str, datetime]:
+    import json
+
+    dates = {}
+    for path in sorted(folder.glob("*.json")):
+        item = json.loads(path.read_text())
+        moment = datetime.strptime(item["question_date"], "%Y/%m/%d (%a) %H:%M")
+        dates[item["question_id"]] = moment.replace(tzinfo=UTC)
+    return dates
+
+
+async def longmemeval_suite(folder: Path, embedders: list[str]) -> list[list[str]]:
+    """Per question type and embedder: questions, with a phrase, recall_all@5 plain and
+    read (the phrase read at the question's date)."""
+    from _models import CachedEmbedder, missing_packages
+
+    from recallstore.embedding import default_embedder
+
+    cases = [(case, inputs) for case, inputs in longmemeval_cases(folder) if case.answers]
+    nows = _question_dates(folder)
+    rows = []
+    for label in embedders:
+        embedder = None
+        if label == "default":
+            if missing_packages("default"):
+                print(
+                    f"LongMemEval default embedder skipped: missing {missing_packages('default')}"
+                )
+                continue
+            embedder = CachedEmbedder(default_embedder())
+        tally: dict[str, list[tuple[bool, bool, bool]]] = {}
+        for case, inputs in cases:
+            now = nows[case.scope]
+            store = InMemoryMemoryStore(embedder=embedder)
+            async with store:
+                for offset in range(0, len(inputs), 500):
+                    await store.write(inputs[offset : offset + 500])
+                search = _searcher(store, {"user": case.scope})
+                plain = await search(case.question, TimeWindow(None, None), LONGMEMEVAL_DEPTH)
+                read, found = await time_boosted_search(
+                    search, case.question, LONGMEMEVAL_DEPTH, now
+                )
+            scores = tuple(
+                case.answers <= set(list(dict.fromkeys(_session(h) for h in hits))[:5])
+                for hits in (plain, read)
+            )
+            tally.setdefault(case.kind, []).append((found is not None, *scores))
+        for kind in [*sorted(tally), "all"]:
+            results = [r for k in sorted(tally) for r in tally[k]] if kind == "all" else tally[kind]
+            rows.append(
+                [
+                    f"longmemeval {label}: {kind}",
+                    str(len(results)),
+                    str(sum(r[0] for r in results)),
+                    f"{sum(r[1] for r in results) / len(results):.3f}",
+                    f"{sum(r[2] for r in results) / len(results):.3f}",
+                ]
+            )
+    return rows
+
+
+def _session(hit: MemoryHit) -> str:
+    payload = hit.record.payload
+    return str(payload["session"]) if isinstance(payload, dict) else ""
+
+
+def _print(headers: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows, strict=True)]
+    for line in [headers, *rows]:
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--backends", default="sqlite,memory")
     parser.add_argument("--no-observed", action="store_true")
+    parser.add_argument("--longmemeval", type=Path, default=DEFAULT_LONGMEMEVAL)
+    parser.add_argument(
+        "--embedders",
+        default="keyword,default",
+        help="for LongMemEval: keyword and/or default (the default embedder)",
+    )
+    parser.add_argument("--only-longmemeval", action="store_true", help="skip the diary and LoCoMo")
     args = parser.parse_args(argv)
+    if args.longmemeval.is_dir():
+        embedders = [name.strip() for name in args.embedders.split(",") if name.strip()]
+        _print(
+            ["LongMemEval dev", "questions", "with a time phrase", "R_all@5 plain", "R_all@5 read"],
+            asyncio.run(longmemeval_suite(args.longmemeval, embedders)),
+        )
+    else:
+        print(f"LongMemEval skipped: {args.longmemeval} not found")
+    if args.only_longmemeval:
+        return 0
     backends = [name.strip() for name in args.backends.split(",") if name.strip()]
     rows = asyncio.run(diary_suite(backends))
     if args.data.exists():
@@ -178,9 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"LoCoMo skipped: {args.data} not found")
     headers = ["suite", "questions", "with a time phrase", *(f"R@{LIMIT} {mode}" for mode in MODES)]
-    widths = [max(len(str(x)) for x in column) for column in zip(headers, *rows, strict=True)]
-    for line in [headers, *rows]:
-        print("  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)))
+    _print(headers, rows)
     return 0
 
 

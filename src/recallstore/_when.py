@@ -222,13 +222,10 @@ def _resolve(text: str, cal: Calendar) -> TimeWindow | None:
         "last week": lambda: cal.days(cal.week_of(cal.today) - timedelta(days=7), 7),
         "previous week": lambda: cal.days(cal.week_of(cal.today) - timedelta(days=7), 7),
         "week before last": lambda: cal.days(cal.week_of(cal.today) - timedelta(days=14), 7),
+        "past weekend": lambda: _last_weekend(cal),
+        "this past weekend": lambda: _last_weekend(cal),
         "this weekend": lambda: cal.days(cal.week_of(cal.today) + timedelta(days=5), 2),
-        "last weekend": lambda: cal.days(
-            cal.week_of(cal.today)
-            + timedelta(days=5 if cal.today.weekday() == 6 else -2)
-            - timedelta(days=7 if cal.today.weekday() == 6 else 0),
-            2,
-        ),
+        "last weekend": lambda: _last_weekend(cal),
         "this month": lambda: cal.months(cal.today.replace(day=1)),
         "earlier this month": lambda: TimeWindow(cal.at(cal.today.replace(day=1)), cal.now),
         "last month": lambda: cal.months(add_months(cal.today, -1)),
@@ -236,8 +233,9 @@ def _resolve(text: str, cal: Calendar) -> TimeWindow | None:
         "this year": lambda: cal.year(cal.today.year),
         "earlier this year": lambda: TimeWindow(cal.at(date(cal.today.year, 1, 1)), cal.now),
         "last year": lambda: cal.year(cal.today.year - 1),
-        "recently": lambda: cal.days(cal.today - timedelta(days=7), 8),
-        "lately": lambda: cal.days(cal.today - timedelta(days=7), 8),
+        # People say "lately" of weeks, not of days: the past month and today.
+        "recently": lambda: cal.days(cal.today - timedelta(days=30), 31),
+        "lately": lambda: cal.days(cal.today - timedelta(days=30), 31),
         "past week": lambda: cal.days(cal.today - timedelta(days=7), 8),
         "past month": lambda: TimeWindow(cal.at(add_months(cal.today, -1).replace(day=1)), cal.now),
     }
@@ -304,6 +302,12 @@ def _resolve(text: str, cal: Calendar) -> TimeWindow | None:
     return None
 
 
+def _last_weekend(cal: Calendar) -> TimeWindow:
+    """The Saturday and Sunday before this week's Monday: the latest weekend that is
+    over (on a Sunday, the one before the weekend under way)."""
+    return cal.days(cal.week_of(cal.today) - timedelta(days=2), 2)
+
+
 def _day_window(cal: Calendar, year: int, month: int, day: int) -> TimeWindow | None:
     try:
         return cal.days(date(year, month, day))
@@ -366,9 +370,12 @@ _FINDERS: Final = (
     r"(?:the )?day before yesterday",
     r"yesterday|today|earlier today|this morning|last night|tonight|this evening",
     r"(?:earlier )?this (?:week|month|year)|last (?:week|month|year|weekend)|this weekend",
+    r"(?:this |the )?past weekend",
     r"(?:the )?week before last|recently|lately",
     rf"(?:last|this) {_WEEKDAY}|{_WEEKDAY} (?:last|this) week|(?:on|since) {_WEEKDAY}",
     rf"(?:last|this) {_SEASON}|in (?:the )?{_SEASON}(?: \d{{4}})?",
+    rf"(?:on {_MONTH}|(?!may\b){_MONTH}) \d{{1,2}}(?:st|nd|rd|th)?(?:,? \d{{4}})?",
+    rf"(?:on )?(?:the )?\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH}(?:,? \d{{4}})?",
     rf"in {_MONTH}(?: \d{{4}})?|(?:last|this) {_MONTH}",
     r"\d{4}-\d{2}-\d{2}",
 )

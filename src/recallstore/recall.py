@@ -82,8 +82,8 @@ async def assemble_recall(
     empty scope would recall every user's memories into one prompt. A time phrase in
     ``user_text`` ("what did I say last week about the trip"), read at ``now`` (default:
     the store's clock, :func:`~recallstore.store.store_clock`) in ``time_zone`` (UTC
-    when None), ranks the memories observed in its window
-    first (``recallstore._time_query``). Raises
+    when None), boosts the memories observed in its window within the ranking
+    (``recallstore._time_query``). Raises
     :class:`~recallstore.errors.ConfigurationError` for it, ``ValueError`` for a negative
     budget or limit; store failures propagate.
     """
@@ -178,7 +178,7 @@ def _fit(
 async def _hits(
     store: MemoryStore, query: MemorySearchQuery, now: datetime | None, zone: tzinfo | None
 ) -> list[MemoryHit]:
-    """The search hits of the first message, its time phrase's window first."""
+    """The search hits of the first message, its time phrase's window boosted."""
 
     async def search(text: str, window: TimeWindow, limit: int) -> list[MemoryHit]:
         asked = query.model_copy(

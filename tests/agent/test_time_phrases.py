@@ -77,7 +77,7 @@ TABLE: list[tuple[tuple[str, datetime], str, str | None, str | None]] = [
     (BERLIN, "the last 7 days", "2024-02-23", NOW),
     (BERLIN, "last 2 weeks", "2024-02-16", NOW),
     (BERLIN, "past 2 months", "2024-01-01", NOW),
-    (BERLIN, "recently", "2024-02-23", "2024-03-02"),
+    (BERLIN, "recently", "2024-01-31", "2024-03-02"),
     (BERLIN, "earlier this week", "2024-02-26", NOW),
     (BERLIN, "earlier this month", "2024-03-01", NOW),
     (BERLIN, "earlier today", "2024-03-01", NOW),

@@ -60,7 +60,8 @@ async def test_the_windowed_search_beats_the_plain_one_on_the_diary(
         plain = await _recall_at_10(plain_store, boosted=False)
     async with make() as boosted_store:
         boosted = await _recall_at_10(boosted_store, boosted=True)
-    # Measured 0.487 plain and 0.926 boosted (docs/benchmarks.md); the margin is wide.
+    # Measured 0.487 plain and 0.860 boosted (0.926 when the window came first, before the
+    # boost was bounded; docs/benchmarks.md); the margin is wide.
     assert boosted >= plain + 0.3, (plain, boosted)
     assert boosted > 0.85, boosted
 

@@ -61,7 +61,7 @@ class SearchedWindow(BaseModel):
     from_query: str | None = Field(
         default=None,
         description="The time phrase read from the query, when since/until were not given: "
-        "memories inside the window come first, then the query's other matches.",
+        "two memories inside the window, then one of the query's other matches, in turn.",
     )
 
 

@@ -49,7 +49,7 @@ async def _search(memory: ScopedMemory, args: SearchArguments) -> MemoriesResult
         )
     window = searched_window(memory, args.since, args.until)
     if window[1] is None:
-        # No window asked for: a time phrase in the query itself ranks its window first.
+        # No window asked for: a time phrase in the query itself boosts its window.
         found, echo = await search_with_query_time(
             memory, args.query, kinds=args.kinds, tags=args.tags, limit=args.limit
         )
