@@ -27,6 +27,10 @@ QUICK_ARGUMENTS = {
     "semantic_bench.py": ["--records", "10000", "--queries", "50", "--writes", "200"],
     "postgres_processes.py": ["--records", "5000", "--users", "50", "--seconds", "10"],
     "live_search.py": ["--records", "20000", "--rounds", "50"],
+    "hybrid_scope_curve.py": [
+        *("--sizes", "100", "1000", "5000", "20000", "--others", "5000"),
+        *("--queries", "20", "--rounds", "1", "--pool", "500"),
+    ],
 }
 ON_REQUEST = {"listing_cost.py", "search_side.py"}
 """Run by hand on a given file (their docstrings say how), to compare two checkouts."""

@@ -36,6 +36,7 @@ from recallstore.backends._vectors import (
     VectorRows,
     cosines,
     from_blobs,
+    numpy,
     to_blob,
     top_scores,
 )
@@ -48,7 +49,6 @@ from recallstore.backends.sqlite.rows import (
 )
 from recallstore.backends.sqlite.search import (
     _CHECK,
-    _LOOKUP,
     Filter,
     _record_conditions,
     narrowest_within_now,
@@ -212,6 +212,7 @@ class VectorCache:
         self._seqs: list[int] = []
         self._ids: list[str] = []
         self._row: dict[int, int] = {}
+        self._by_seq: Matrix = None  # each seq's row, -1 for none
 
     def load(self, db: sqlite3.Connection) -> VectorRows:
         """The vectors (a row each, see :meth:`record`), current; on the connection's
@@ -230,6 +231,7 @@ class VectorCache:
                 self._generation, self._last = generation, 0
                 self._rows = VectorRows(dimension)
                 self._seqs, self._ids, self._row = [], [], {}
+                self._by_seq = numpy().full(0, -1, dtype=numpy().int64)
             rows = db.execute(_VECTORS_SINCE, (self._last,)).fetchall()
             if rows:
                 self._last = int(rows[-1][0])
@@ -248,11 +250,11 @@ class VectorCache:
         """The seq and id of the record whose vector is in ``row``."""
         return self._seqs[row], self._ids[row]
 
-    def positions(self, seqs: Sequence[int]) -> tuple[list[int], list[int]]:
-        """Of ``seqs``, those with a cached vector, and their rows (in the same order)."""
-        row = self._row
-        kept = [seq for seq in seqs if seq in row]
-        return kept, [row[seq] for seq in kept]
+    def positions(self, seqs: Matrix) -> tuple[Matrix, Matrix]:
+        """Of ``seqs`` (an int64 array), those with a cached vector, and their rows."""
+        inside = seqs[seqs < len(self._by_seq)]
+        rows = self._by_seq[inside]
+        return inside[rows >= 0], rows[rows >= 0]
 
     def _add(self, records: list[tuple[int, str]], vectors: Matrix) -> None:
         assert self._rows is not None
@@ -267,6 +269,12 @@ class VectorCache:
                 self._ids[row] = record_id
             positions.append(row)
         self._rows.put(positions, vectors)
+        np, seqs = numpy(), [seq for seq, _ in records]
+        if max(seqs) >= len(self._by_seq):
+            grown = np.full(max(max(seqs) + 1, 2 * len(self._by_seq)), -1, dtype=np.int64)
+            grown[: len(self._by_seq)] = self._by_seq
+            self._by_seq = grown
+        self._by_seq[seqs] = positions
 
 
 _RECORD_IDS: Final = "SELECT r.seq, r.id FROM memory_records AS r"
@@ -308,6 +316,9 @@ def _ids_by_seq(
     return {int(row[0]): str(row[1]) for row in rows}
 
 
+_SCOPE_SEQS: Final = "SELECT group_concat(record_seq) FROM memory_scope WHERE key = ? AND value = ?"
+
+
 def _best_passing(
     db: sqlite3.Connection,
     scores: Matrix,
@@ -330,7 +341,7 @@ def _best_passing(
         step = min(max(n, 1), 500)
         for start in range(0, len(best), step):
             page = [
-                (score, seqs[at], cache.record(positions[at])[1])
+                (score, int(seqs[at]), cache.record(int(positions[at]))[1])
                 for score, at in best[start : start + step]
             ]
             unknown = [seq for _, seq, _ in page if seq not in checked]
@@ -361,21 +372,23 @@ def nearest_now(
     records, the scope's record numbers are listed first (through the scope index),
     all their rows compared and the best checked (:func:`_best_passing`); otherwise
     the closest rows of the whole cache (:meth:`VectorRows.closest`) are checked
-    against the filters, best
-    first, ``n`` at a time, widening until ``n`` pass. ``vector_of`` is called once,
-    after the scope's listing: a query still being embedded costs no time here until
-    its vector is needed.
+    against the filters, best first, ``n`` at a time, widening until ``n`` pass.
+    ``vector_of`` is called once, after the scope's listing: a query still being
+    embedded costs no time here until its vector is needed.
     """
     rows = cache.load(db)
     pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
     driver = narrowest_within_now(db, pairs, SCAN_SCOPE)
     if driver is not None:
         driving = pairs[driver][1]
-        listed = db.execute(_LOOKUP["scope"], driving).fetchall()
-        seqs, positions = cache.positions(sorted(int(row[0]) for row in listed))
+        # The record numbers as one string: 20,000 rows as tuples cost as much as
+        # comparing their vectors.
+        (listed,) = db.execute(_SCOPE_SEQS, driving).fetchone()
+        listing = numpy().fromstring(listed or "0", dtype=numpy().int64, sep=",")  # 0: none
+        seqs, positions = cache.positions(numpy().sort(listing))
         return _best_passing(
             db,
-            cosines(rows.matrix[positions], vector_of()),
+            cosines(rows.matrix, vector_of(), positions),
             seqs,
             positions,
             n,
