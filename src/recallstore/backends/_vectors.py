@@ -23,11 +23,13 @@ __all__ = [
     "SHORTLIST_SHARE",
     "Matrix",
     "VectorRows",
+    "cosines",
     "embed_texts",
     "from_blobs",
     "numpy",
     "to_blob",
     "top_cosine",
+    "top_scores",
 ]
 
 EXACT_ROWS: Final = 20_000
@@ -118,13 +120,35 @@ def from_blobs(blobs: Sequence[bytes], dimension: int) -> Matrix:
     return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dimension)
 
 
-def top_cosine(matrix: Matrix, query: Matrix, n: int) -> list[tuple[float, int]]:
-    """The ``n`` rows of ``matrix`` closest to ``query`` as (cosine, row), best first;
-    equal cosines in row order."""
+def cosines(matrix: Matrix, query: Matrix, rows: Matrix | None = None) -> Matrix:
+    """Each row of ``matrix`` (or each of its ``rows``, an index array) times the unit
+    ``query``: their cosines.
+
+    Row by row (``einsum``), not a BLAS matrix product: BLAS blocks rows, so a row's
+    product there depends on where the row sits in the matrix (its last bit differs
+    between a scope's matrix and a filtered one), and a backend that compares a
+    superset of the admitted rows would rank near-ties unlike one that compares them
+    alone. Here a row's cosine depends on the row and the query only. ``rows`` are
+    gathered a block at a time, so each block is still in the CPU's cache when read."""
     np = numpy()
-    if n <= 0 or not len(matrix):
+    if rows is None:
+        return np.einsum("ij,j->i", matrix, query)
+    scores = np.empty(len(rows), dtype=np.float32)
+    for start in range(0, len(rows), _BLOCK):
+        block = matrix[rows[start : start + _BLOCK]]
+        scores[start : start + _BLOCK] = np.einsum("ij,j->i", block, query)
+    return scores
+
+
+_BLOCK: Final = 2_048
+
+
+def top_scores(scores: Matrix, n: int) -> list[tuple[float, int]]:
+    """The ``n`` best of ``scores`` as (score, index), best first; equal scores in
+    index order."""
+    np = numpy()
+    if n <= 0 or not len(scores):
         return []
-    scores = matrix @ query
     if n >= len(scores):
         chosen = np.arange(len(scores))
     else:
@@ -134,6 +158,14 @@ def top_cosine(matrix: Matrix, query: Matrix, n: int) -> list[tuple[float, int]]
         chosen = np.concatenate((better, np.flatnonzero(scores == edge)[: n - len(better)]))
     ordered = chosen[np.lexsort((chosen, -scores[chosen]))]
     return list(zip(scores[ordered].tolist(), ordered.tolist(), strict=True))
+
+
+def top_cosine(matrix: Matrix, query: Matrix, n: int) -> list[tuple[float, int]]:
+    """The ``n`` rows of ``matrix`` closest to ``query`` as (cosine, row), best first;
+    equal cosines in row order (:func:`cosines`, :func:`top_scores`)."""
+    if n <= 0 or not len(matrix):
+        return []
+    return top_scores(cosines(matrix, query), n)
 
 
 class VectorRows:

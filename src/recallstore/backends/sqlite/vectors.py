@@ -11,8 +11,11 @@ record at 768 dimensions), kept current incrementally (each vector row is read o
 ``vseq`` only grows). Finding the records nearest a query then costs what the scope
 costs, as keyword search does:
 
-* within a scope of at most :data:`SCAN_SCOPE` records, the scope's records passing
-  every filter are listed through the scope index and only their rows are compared;
+* within a scope of at most :data:`SCAN_SCOPE` records, the scope's records are listed
+  through the scope index (record numbers only) and every one of their rows is
+  compared; the best are then checked against the other filters by primary key, best
+  first, widening until enough pass (reading every record of the scope cost 5x the
+  comparison);
 * otherwise (unscoped, or a broad scope) the closest rows of the whole cache (exact
   up to ``EXACT_ROWS``, else the best of a sign-bit shortlist) are checked against the
   filters by primary key, best first, widening until enough pass.
@@ -28,7 +31,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 import aiosqlite
 
-from recallstore.backends._vectors import Matrix, VectorRows, from_blobs, to_blob, top_cosine
+from recallstore.backends._vectors import (
+    Matrix,
+    VectorRows,
+    cosines,
+    from_blobs,
+    numpy,
+    to_blob,
+    top_scores,
+)
 from recallstore.backends.sqlite.rows import (
     RECORD_COLUMNS,
     execute_many,
@@ -38,7 +49,6 @@ from recallstore.backends.sqlite.rows import (
 )
 from recallstore.backends.sqlite.search import (
     _CHECK,
-    _LOOKUP,
     Filter,
     _record_conditions,
     narrowest_within_now,
@@ -66,8 +76,9 @@ __all__ = [
     "vector_statements",
 ]
 
-SCAN_SCOPE: Final = 5_000
-"""A scope of at most this many records has its vectors read from the file per query."""
+SCAN_SCOPE: Final = 20_000
+"""A scope of at most this many records (:data:`EXACT_ROWS`) is compared exactly, row by
+row of its own; a broader one goes through the whole cache's closest rows."""
 
 MIGRATION: Final[tuple[str, ...]] = (
     # vseq only grows (AUTOINCREMENT), so a cache reads each vector row once even when
@@ -201,6 +212,7 @@ class VectorCache:
         self._seqs: list[int] = []
         self._ids: list[str] = []
         self._row: dict[int, int] = {}
+        self._by_seq: Matrix = None  # each seq's row, -1 for none
 
     def load(self, db: sqlite3.Connection) -> VectorRows:
         """The vectors (a row each, see :meth:`record`), current; on the connection's
@@ -219,6 +231,7 @@ class VectorCache:
                 self._generation, self._last = generation, 0
                 self._rows = VectorRows(dimension)
                 self._seqs, self._ids, self._row = [], [], {}
+                self._by_seq = numpy().full(0, -1, dtype=numpy().int64)
             rows = db.execute(_VECTORS_SINCE, (self._last,)).fetchall()
             if rows:
                 self._last = int(rows[-1][0])
@@ -237,12 +250,11 @@ class VectorCache:
         """The seq and id of the record whose vector is in ``row``."""
         return self._seqs[row], self._ids[row]
 
-    def position(self, seq: int, record_id: str) -> int | None:
-        """The row of the vector of record ``record_id``, stored at ``seq``; None when
-        there is none (a record written without an embedder, perhaps at the seq of a
-        deleted one whose vector is still cached)."""
-        row = self._row.get(seq)
-        return row if row is not None and self._ids[row] == record_id else None
+    def positions(self, seqs: Matrix) -> tuple[Matrix, Matrix]:
+        """Of ``seqs`` (an int64 array), those with a cached vector, and their rows."""
+        inside = seqs[seqs < len(self._by_seq)]
+        rows = self._by_seq[inside]
+        return inside[rows >= 0], rows[rows >= 0]
 
     def _add(self, records: list[tuple[int, str]], vectors: Matrix) -> None:
         assert self._rows is not None
@@ -257,6 +269,12 @@ class VectorCache:
                 self._ids[row] = record_id
             positions.append(row)
         self._rows.put(positions, vectors)
+        np, seqs = numpy(), [seq for seq, _ in records]
+        if max(seqs) >= len(self._by_seq):
+            grown = np.full(max(max(seqs) + 1, 2 * len(self._by_seq)), -1, dtype=np.int64)
+            grown[: len(self._by_seq)] = self._by_seq
+            self._by_seq = grown
+        self._by_seq[seqs] = positions
 
 
 _RECORD_IDS: Final = "SELECT r.seq, r.id FROM memory_records AS r"
@@ -298,6 +316,46 @@ def _ids_by_seq(
     return {int(row[0]): str(row[1]) for row in rows}
 
 
+_SCOPE_SEQS: Final = "SELECT group_concat(record_seq) FROM memory_scope WHERE key = ? AND value = ?"
+
+
+def _best_passing(
+    db: sqlite3.Connection,
+    scores: Matrix,
+    seqs: Sequence[int],
+    positions: Sequence[int],
+    n: int,
+    cache: VectorCache,
+    filters: tuple[list[str], list[Any]],
+) -> list[tuple[float, str]]:
+    """The ``n`` best of a scope's rows (``scores`` of the cache rows ``positions``, of
+    the records at ``seqs``, in seq order) whose records pass ``filters`` and are the
+    ones the vectors were made for, as (cosine, id), best first, equal cosines in seq
+    order: the best are checked by primary key, ``n`` at a time, widening until ``n``
+    pass, instead of every record of the scope being read."""
+    wanted = n * 4
+    checked: dict[int, str | None] = {}
+    while True:
+        found: list[tuple[float, str]] = []
+        best = top_scores(scores, wanted)
+        step = min(max(n, 1), 500)
+        for start in range(0, len(best), step):
+            page = [
+                (score, int(seqs[at]), cache.record(int(positions[at]))[1])
+                for score, at in best[start : start + step]
+            ]
+            unknown = [seq for _, seq, _ in page if seq not in checked]
+            if unknown:
+                passing = _ids_by_seq(db, unknown, filters)
+                checked.update((seq, passing.get(seq)) for seq in unknown)
+            found.extend((score, key) for score, seq, key in page if checked.get(seq) == key)
+            if len(found) >= n:
+                return found[:n]
+        if wanted >= len(seqs):
+            return found
+        wanted *= 4
+
+
 def nearest_now(
     db: sqlite3.Connection,
     query: MemorySearchQuery,
@@ -311,29 +369,32 @@ def nearest_now(
     (the file's embedder is checked first, :meth:`VectorCache.load`).
 
     The vectors come from ``cache``. Within a scope of at most :data:`SCAN_SCOPE`
-    records, the scope's records passing the filters are listed first (through the
-    scope index) and only their rows are compared; otherwise the closest rows of the
-    whole cache (:meth:`VectorRows.closest`) are checked against the filters, best
-    first, ``n`` at a time, widening until ``n`` pass. ``vector_of`` is called once,
-    after the scope's listing: a query still being embedded costs no time here until
-    its vector is needed.
+    records, the scope's record numbers are listed first (through the scope index),
+    all their rows compared and the best checked (:func:`_best_passing`); otherwise
+    the closest rows of the whole cache (:meth:`VectorRows.closest`) are checked
+    against the filters, best first, ``n`` at a time, widening until ``n`` pass.
+    ``vector_of`` is called once, after the scope's listing: a query still being
+    embedded costs no time here until its vector is needed.
     """
     rows = cache.load(db)
     pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
     driver = narrowest_within_now(db, pairs, SCAN_SCOPE)
     if driver is not None:
         driving = pairs[driver][1]
-        where, params = _filters(query, now, (driving[0], driving[1]))
-        condition = " AND ".join([f"r.seq IN ({_LOOKUP['scope']})", *where])
-        listed = db.execute(f"{_RECORD_IDS} WHERE {condition}", [*driving, *params])
-        positions, ids = [], []
-        for seq, record_id in listed.fetchall():
-            position = cache.position(seq, record_id)
-            if position is not None:
-                positions.append(position)
-                ids.append(record_id)
-        best = top_cosine(rows.matrix[positions], vector_of(), n)
-        return [(score, ids[at]) for score, at in best]
+        # The record numbers as one string: 20,000 rows as tuples cost as much as
+        # comparing their vectors.
+        (listed,) = db.execute(_SCOPE_SEQS, driving).fetchone()
+        listing = numpy().fromstring(listed or "0", dtype=numpy().int64, sep=",")  # 0: none
+        seqs, positions = cache.positions(numpy().sort(listing))
+        return _best_passing(
+            db,
+            cosines(rows.matrix, vector_of(), positions),
+            seqs,
+            positions,
+            n,
+            cache,
+            _filters(query, now, (driving[0], driving[1])),
+        )
     filters = _filters(query, now)
     vector = vector_of()
     checked: dict[int, str | None] = {}  # seq -> id when it passes the filters

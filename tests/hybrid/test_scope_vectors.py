@@ -1,0 +1,93 @@
+"""The records nearest a query within a scope (SQLite): every row of the scope compared,
+the best checked against the filters afterwards, as the in-memory backend ranks them.
+
+A scope's rows are compared with the query before its filters are applied, so a row's
+cosine must not depend on which other rows sit in the matrix beside it (BLAS's matrix
+product's last bit did).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from recallstore.backends import _vectors
+from recallstore.backends._vectors import cosines, top_cosine
+from recallstore.backends.memory import InMemoryMemoryStore
+from recallstore.backends.sqlite import SqliteMemoryStore
+from recallstore.backends.sqlite import vectors as sqlite_vectors
+from recallstore.records import MemorySearchQuery, MemoryWriteInput
+from recallstore.testing import ToyEmbedder
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_rows_cosine_does_not_depend_on_the_rows_beside_it(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    rows = int(rng.integers(2, 3_000))
+    matrix = rng.standard_normal((rows, 384)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    query = matrix[int(rng.integers(rows))]
+    kept = np.sort(rng.choice(rows, size=int(rng.integers(1, rows)), replace=False))
+    whole = cosines(matrix, query)
+    assert np.array_equal(cosines(matrix[kept], query), whole[kept])
+    best = top_cosine(matrix[kept], query, 10)
+    assert [score for score, _ in best] == [float(whole[kept[at]]) for _, at in best]
+
+
+async def _nearest_in_both(
+    tmp_path: Path, scope_size: int, invalidated: bool = True
+) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
+    embedder = ToyEmbedder(dimension=48)
+    scope = {"tenant": "t", "user": "me"}
+    now = datetime.now(UTC)
+    inputs = [
+        MemoryWriteInput(
+            scope=scope if n % 3 else {"tenant": "t", "user": f"other{n % 5}"},
+            content=f"note {n} about {'garden' if n % 2 else 'boat'} {n % 17}",
+            kind="fact" if n % 4 else "episode",
+            expires_at=now - timedelta(days=1) if n % 11 == 0 else None,
+        )
+        for n in range(scope_size * 3 // 2)
+    ]
+    found: list[list[tuple[float, int]]] = []
+    async with (
+        SqliteMemoryStore(tmp_path / "m.db", embedder=embedder) as sqlite_store,
+        InMemoryMemoryStore(embedder=embedder) as memory_store,
+    ):
+        for store in (sqlite_store, memory_store):
+            written = await store.write(inputs)
+            # The query's nearest are invalidated: more than the first pages fail.
+            for record in written[: len(written) // 2 : 2] if invalidated else ():
+                await store.invalidate(record.id)
+            query = MemorySearchQuery(query="garden note 3", scope=scope, kinds=["fact"])
+            raw = np.asarray((await embedder.embed(["garden note 3"]))[0], dtype=np.float32)
+            vector = raw / np.linalg.norm(raw)
+            nearest = await store._nearest(query, vector, 100, datetime.now(UTC))
+            ids = {record.id: n for n, record in enumerate(written)}
+            found.append([(score, ids[key]) for score, key in nearest])
+    return found[0], found[1]
+
+
+@pytest.mark.parametrize("scope_size", [60, 900])
+async def test_sqlite_scope_nearest_equals_the_memory_backends(
+    tmp_path: Path, scope_size: int
+) -> None:
+    sqlite_found, memory_found = await _nearest_in_both(tmp_path, scope_size)
+    assert len(sqlite_found) == min(100, len(memory_found)) > 0
+    assert sqlite_found == memory_found
+
+
+async def test_a_scope_beyond_the_old_cut_is_compared_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A scope of 5,100 records was past the old cut (5,000): its nearest came from the
+    # whole store's sign-bit shortlist (beyond EXACT_ROWS, lowered here so a small store
+    # has one), not from its own rows. Now every scope up to SCAN_SCOPE is exact.
+    monkeypatch.setattr(_vectors, "EXACT_ROWS", 100)
+    assert sqlite_vectors.SCAN_SCOPE >= 5_100
+    sqlite_found, memory_found = await _nearest_in_both(tmp_path, 7_650, invalidated=False)
+    assert len(sqlite_found) == 100
+    assert sqlite_found == memory_found
