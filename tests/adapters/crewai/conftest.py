@@ -16,12 +16,14 @@ try:
 except ImportError:
     if not os.environ.get("RECALLSTORE_REQUIRE_CREWAI"):
         collect_ignore_glob = ["*.py"]
-
-# CrewAI reports to its telemetry and tracing services unless told not to: never here.
-os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
-os.environ.setdefault("CREWAI_DISABLE_TRACKING", "true")
-os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
-os.environ.setdefault("OTEL_SDK_DISABLED", "true")
+else:
+    # CrewAI reports to its telemetry and tracing services unless told not to: never
+    # here. Only where CrewAI runs: OTEL_SDK_DISABLED in the dev environment's process
+    # would switch off the OpenTelemetry SDK that tests/events measures.
+    os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+    os.environ.setdefault("CREWAI_DISABLE_TRACKING", "true")
+    os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+    os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 
 from recallstore.sync import SyncMemoryCapability, SyncMemoryStore
 

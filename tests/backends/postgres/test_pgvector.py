@@ -200,6 +200,7 @@ async def test_a_version_9_store_stays_on_real_arrays(
         # Back to version 9: vectors in real[], no record of where they live.
         conn.execute(f"DELETE FROM {pgvector_schema}.schema_migrations WHERE version >= 10")
         conn.execute(f"ALTER TABLE {pgvector_schema}.memory_embedder DROP COLUMN storage")
+        conn.execute(f"DROP TABLE {pgvector_schema}.memory_ledger")  # version 13
     async with PostgresMemoryStore(
         pgvector_url, schema=pgvector_schema, embedder=ToyEmbedder()
     ) as store:
@@ -228,6 +229,7 @@ async def test_a_version_10_store_gets_a_deferred_key_and_writes_vectors_first(
             f"ALTER TABLE {pgvector_schema}.memory_embeddings "
             "ALTER CONSTRAINT memory_embeddings_record_id_fkey NOT DEFERRABLE"
         )
+        conn.execute(f"DROP TABLE {pgvector_schema}.memory_ledger")  # version 13
     assert _count(pgvector_url, deferred) == 0
     async with PostgresMemoryStore(
         pgvector_url, schema=pgvector_schema, embedder=ToyEmbedder()
