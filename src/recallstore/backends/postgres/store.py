@@ -274,32 +274,22 @@ class PostgresMemoryStore(
 
     @asynccontextmanager
     async def _writing(self) -> AsyncIterator[AsyncConnection[Any]]:
-        # Pipelined: a statement whose result nobody reads (BEGIN, an insert, the
-        # journal's rows, COMMIT) travels with the next, so a plain write is one round
-        # trip; a read of a result (a supersede's look-up) waits for what came before.
-        # BEGIN and COMMIT are sent by hand: psycopg's transaction() waits for each.
-        from psycopg.pq import TransactionStatus
-
+        # One transaction, not pipelined: a pipeline that fails mid-write (a unique
+        # key's race, the embedder check) left psycopg's prepared statements and the
+        # write's outcome out of step with the server (seen in CI); see CHANGELOG.
         async with self._reading() as conn:
             try:
-                async with conn.pipeline():
-                    await conn.execute("BEGIN")
+                async with conn.transaction():
                     writing_on(conn, True)
                     yield conn
-                    await conn.execute("COMMIT")
-                    # Where the standby must have replayed to for this store's reads.
-                    standby, lsn = self._standby, None
-                    if standby is not None:
-                        lsn = await conn.execute("SELECT pg_current_wal_insert_lsn()::text")
-                if standby is not None and lsn is not None and (row := await lsn.fetchone()):
-                    standby.wrote(row[0])
-            except BaseException:
-                status = conn.info.transaction_status
-                if status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
-                    await conn.execute("ROLLBACK")
-                raise
             finally:
                 writing_on(conn, False)
+            standby = self._standby
+            if standby is not None:
+                # Where the standby must have replayed to for this store's reads.
+                cursor = await conn.execute("SELECT pg_current_wal_insert_lsn()::text")
+                if row := await cursor.fetchone():
+                    standby.wrote(row[0])
 
     def _searching(self) -> AbstractAsyncContextManager[AsyncConnection[Any]]:
         """Where a search or listing runs: the standby when it can (postgres.routing)."""
