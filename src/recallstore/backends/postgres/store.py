@@ -276,7 +276,7 @@ class PostgresMemoryStore(
     async def _writing(self) -> AsyncIterator[AsyncConnection[Any]]:
         # One transaction, not pipelined: a pipeline that fails mid-write (a unique
         # key's race, the embedder check) left psycopg's prepared statements and the
-        # write's outcome out of step with the server (seen in CI); see CHANGELOG.
+        # write's outcome out of step with the server (seen in CI).
         async with self._reading() as conn:
             try:
                 async with conn.transaction():
