@@ -145,8 +145,8 @@ _WRITING: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def writing_on(conn: AsyncConnection[Any], writing: bool) -> None:
-    """Mark ``conn`` as in (or out of) a write transaction of the store. A pipelined
-    transaction's status reads IDLE until its next Sync, so it cannot tell."""
+    """Mark ``conn`` as in (or out of) a write transaction of the store (a read in a
+    pipeline shows a transaction too, so the status alone cannot tell)."""
     if writing:
         _WRITING.add(conn)
     else:

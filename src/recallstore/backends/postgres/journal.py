@@ -68,9 +68,8 @@ class JournalTable:
         """Insert ``rows`` in the open transaction, in commit order; prune past ``max_events``."""
         if not rows:
             return
-        # No result is read: in a pipelined transaction the lock, the rows, the prune and
-        # the notification travel with the write's other statements. Under the lock the
-        # newest row is ours (appends commit one at a time), so max(seq) is its id.
+        # No result is read back per row. Under the lock the newest row is ours
+        # (appends commit one at a time), so max(seq) is its id.
         await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._lock_key,))
         await conn.execute(
             f"INSERT INTO {self.table} (at, type, envelope) "
@@ -146,7 +145,7 @@ class JournalTable:
 
     async def prune_before(self, conn: AsyncConnection[Any], cutoff: datetime) -> int:
         """Delete up to :data:`PRUNE_BATCH` rows stamped before ``cutoff``."""
-        # Counted in the statement: in a pipelined write a rowcount comes later.
+        # Counted in the statement (RETURNING), the same in and out of a pipeline.
         cursor = await conn.execute(
             f"WITH gone AS (DELETE FROM {self.table} WHERE seq IN "
             f"(SELECT seq FROM {self.table} WHERE at < %s ORDER BY seq LIMIT %s) RETURNING 1) "

@@ -199,7 +199,7 @@ async def move_rows(
     in the caller's transaction; how many moved."""
     if to == "pgvector":
         await create_table(conn, schema, dimension)
-        # Counted in the statement: in a pipelined write a rowcount comes later.
+        # Counted in the statement (RETURNING), the same in and out of a pipeline.
         cursor = await conn.execute(
             f"WITH moved AS (INSERT INTO {schema}.memory_embeddings (record_id, embedding) "
             f"SELECT record_id, vector::vector FROM {schema}.memory_vectors "
