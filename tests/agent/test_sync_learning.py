@@ -4,6 +4,7 @@ distilled, applied, listed and reverted; errors of a store without the extension
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -11,11 +12,12 @@ import pytest
 from tests.backends.plugin.recallstore_jsonl import JsonlMemoryStore
 
 import recallstore.sync
+from recallstore.capability import MemoryCapability
 from recallstore.consolidation import ProposedFact
 from recallstore.errors import ConfigurationError, MemoryConflictError
 from recallstore.records import MemoryRecord, MemoryTarget, MemoryWriteInput, Provenance
 from recallstore.store import Corroboration, PromotionGate, PromotionRefusedError
-from recallstore.sync import SyncMemoryStore
+from recallstore.sync import SyncMemoryCapability, SyncMemoryStore
 
 ANA = {"tenant": "acme", "user": "ana"}
 BO = {"tenant": "acme", "user": "bo"}
@@ -132,3 +134,28 @@ def test_a_store_without_the_extension_is_refused_by_name(tmp_path: Path) -> Non
             plain.promotions(ANA)
         with pytest.raises(ConfigurationError, match="'promote' extension"):
             plain.ledger()
+
+
+def test_the_blocking_capability_takes_the_async_ones_parameters() -> None:
+    def parameters(function: object) -> list[tuple[str, object]]:
+        signature = inspect.signature(function)  # type: ignore[arg-type]
+        return [(p.name, p.default) for p in list(signature.parameters.values())[2:]]
+
+    assert parameters(SyncMemoryCapability.__init__) == parameters(MemoryCapability.__init__)
+
+
+def test_a_blocking_conversation_carries_the_learned_lines(store: SyncMemoryStore) -> None:
+    record = _taught(store)
+    for conversation in ("c-2", "c-3"):
+        store.corroborate(
+            ANA, record.id, Provenance(conversation_id=conversation), actor="host", reason="again"
+        )
+    store.promote(ANA, record.id, BACKGROUND, gate=GATE, actor="host", reason="3x")
+    capability = SyncMemoryCapability(store, scope_fields=("tenant", "user"))
+    assert capability.store is store
+    instance = capability.instantiate(ANA, conversation_id="c-5", first_user_text="units?")
+    assert instance.learned is not None
+    assert instance.learned_block is not None
+    assert "c-1, c-2, c-3" in instance.learned_block
+    assert instance.learned_block in instance.instructions
+    assert instance.run_id is None

@@ -33,9 +33,9 @@ from typing import Any
 from recallstore.adapters._framework import _framework_imports
 from recallstore.adapters._session import MemorySession, _result_text
 from recallstore.adapters._unavailable import UNAVAILABLE
-from recallstore.capture import CaptureResult, capture
+from recallstore.capture import CaptureResult
 from recallstore.errors import StoreUnavailableError
-from recallstore.sync import SyncMemoryCapability
+from recallstore.sync import SyncMemoryCapability, capture
 
 with _framework_imports("crewai", "the CrewAI adapter", "crewai"):
     from crewai.tools import BaseTool
@@ -104,15 +104,12 @@ class CrewAIMemory:
         """The end-of-conversation hook: store ``messages`` (the whole conversation so
         far, in any shape :func:`recallstore.capture.capture` reads) as episodes in the
         session's scope, once each."""
-        capability = self._capability.capability
-        return self._capability._loop.run(
-            capture(
-                capability.store,
-                capability.scope_for(self.session.scope),
-                list(messages),
-                conversation_id=self.session.conversation_id,
-                **options,
-            )
+        return capture(
+            self._capability.store,
+            self._capability.capability.scope_for(self.session.scope),
+            list(messages),
+            conversation_id=self.session.conversation_id,
+            **options,
         )
 
 

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from recallstore._background_loop import BackgroundLoop
 from recallstore.capability import MemoryCapability, MemoryInstance
+from recallstore.learning import DEFAULT_LEARNED_BUDGET_CHARS, Learned
 from recallstore.recall import (
     DEFAULT_BUDGET_CHARS,
     DEFAULT_PROFILE_LIMIT,
@@ -130,6 +131,21 @@ class SyncMemoryInstance:
         return self.instance.recall
 
     @property
+    def run_id(self) -> str | None:
+        """The run this conversation's calls are attributed to."""
+        return self.instance.run_id
+
+    @property
+    def learned(self) -> Learned | None:
+        """The promoted records rendered into the system prompt; None with none."""
+        return self.instance.learned
+
+    @property
+    def learned_block(self) -> str | None:
+        """The ``<learned_instructions>`` block; None when nothing is learned."""
+        return self.instance.learned_block
+
+    @property
     def recall_block(self) -> str | None:
         """The recall block for the system prompt; None when nothing was recalled."""
         return self.instance.recall_block
@@ -159,7 +175,11 @@ class SyncMemoryCapability:
         recall_limit: int = DEFAULT_RECALL_LIMIT,
         profile_limit: int = DEFAULT_PROFILE_LIMIT,
         author: str | None = None,
+        learned_budget_chars: int = DEFAULT_LEARNED_BUDGET_CHARS,
     ) -> None:
+        self.store = store
+        """The blocking store it runs on (for :func:`recallstore.sync.capture` and the
+        other blocking calls of a conversation's end)."""
         self._loop = store.loop
         self.capability = MemoryCapability(
             store.store,
@@ -169,6 +189,7 @@ class SyncMemoryCapability:
             recall_limit=recall_limit,
             profile_limit=profile_limit,
             author=author,
+            learned_budget_chars=learned_budget_chars,
         )
         """The async capability underneath."""
 
