@@ -40,6 +40,7 @@ __all__ = [
     "TimeWindow",
     "UnknownTimePhrase",
     "find_phrase",
+    "last_instant",
     "resolve_phrase",
     "resolve_since_until",
 ]
@@ -147,6 +148,14 @@ def _count(text: str) -> int:
 def _clean(phrase: str) -> str:
     text = re.sub(r"\s+", " ", phrase.strip().lower().replace(",", " "))
     return text.strip(" .!?")
+
+
+def last_instant(phrase: str, now: datetime, zone: tzinfo | None = None) -> datetime | None:
+    """The last instant of the period ``phrase`` names, for "as of" reads: the end of
+    "2026-11-01", the instant itself for "now" or an ISO time; None for a period that
+    runs on to now ("since Monday"). Raises as :func:`resolve_phrase` does."""
+    window = resolve_phrase(phrase, now, zone)
+    return None if window.end is None else window.end - timedelta(microseconds=1)
 
 
 def resolve_phrase(phrase: str, now: datetime, zone: tzinfo | None = None) -> TimeWindow:

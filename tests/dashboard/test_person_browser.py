@@ -183,7 +183,7 @@ def test_person_page_time_travel_plan_revert_and_forgetting_a_person(
                 page.fill("#person-as-of", "2026-11-05")
                 page.click("#person form.filters button[type=submit]")
                 notice = page.locator("#person-as-of-notice")
-                expect(notice).to_contain_text("As of 2026-11-06 00:00:00 UTC")
+                expect(notice).to_contain_text("As of 2026-11-05 23:59:59 UTC")
                 expect(notice.locator("#saved-since li")).to_have_count(2)
                 expect(notice.locator("#ended-since")).to_contain_text("Lives in Lisbonqz.")
                 expect(page.locator("#person-kinds")).to_contain_text("Lives in Lisbonqz.")

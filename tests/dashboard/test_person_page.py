@@ -148,7 +148,7 @@ async def test_as_of_shows_what_was_valid_then_and_what_changed_since(lens: Lens
     page = (await lens.client.get("/person", params={**PERSON, "as_of": "2026-11-05"})).text
     notice = _section(page, "person-as-of-notice")
     assert "As of" in notice
-    assert "2026-11-06 00:00:00 UTC" in notice  # the end of the day named
+    assert "2026-11-05 23:59:59 UTC" in notice  # the last instant of the day named
     saved = re.search(r'<ul id="saved-since">(.*?)</ul>', notice, re.S)
     ended = re.search(r'<ul id="ended-since">(.*?)</ul>', notice, re.S)
     assert saved is not None

@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from recallstore._command.errors import EXIT_USAGE, CliError
 from recallstore._command.main import CommandParser
-from recallstore._when import TimeWindow, UnknownTimePhrase, resolve_phrase, resolve_since_until
+from recallstore._when import (
+    TimeWindow,
+    UnknownTimePhrase,
+    last_instant,
+    resolve_since_until,
+)
 from recallstore.cli._output import local_time
 
 __all__ = ["TimeFilter", "read_time_filter", "time_options", "zone_name"]
@@ -167,13 +172,13 @@ def _as_of(value: str, now: datetime, zone: tzinfo | None) -> datetime:
     """The last instant of the period ``value`` names ("2026-11-01": the end of that
     day; "now" or an exact time: that instant)."""
     try:
-        window = resolve_phrase(value, now, zone)
+        end = last_instant(value, now, zone)
     except UnknownTimePhrase as exc:
         raise CliError(f"--as-of: {exc}", EXIT_USAGE) from None
-    if window.end is None:
+    if end is None:
         raise CliError(
             f"--as-of {value!r} names no end (it runs on to now); give a day, a period or "
             "an exact time",
             EXIT_USAGE,
         )
-    return (window.end - timedelta(microseconds=1)).astimezone(UTC)
+    return end.astimezone(UTC)

@@ -13,7 +13,12 @@ from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 
-from recallstore._when import TimeWindow, UnknownTimePhrase, resolve_phrase, resolve_since_until
+from recallstore._when import (
+    TimeWindow,
+    UnknownTimePhrase,
+    last_instant,
+    resolve_since_until,
+)
 from recallstore.errors import MemoryValidationError
 from recallstore.records import MAX_LIMIT, MemorySearchQuery, check_invalid_reason
 from recallstore.scope_text import parse_scope_text
@@ -87,12 +92,10 @@ def as_of_param(text: str | None, clock: Clock = utc_now) -> datetime | None:
         return None
     now = clock()
     try:
-        window = resolve_phrase(text, now)
+        end = last_instant(text, now)
     except UnknownTimePhrase as exc:
         raise MemoryValidationError("as_of", str(exc), text) from None
-    if window.end is None or window.end > now:
-        return now
-    return window.end
+    return now if end is None or end > now else end
 
 
 def observed_window(since: str | None, until: str | None, clock: Clock = utc_now) -> TimeWindow:
