@@ -98,7 +98,7 @@ class _Counting:
 
 
 async def _timed(store: SqliteMemoryStore, query: MemorySearchQuery, on: bool) -> tuple[float, Any]:
-    pruning.ENABLED = on
+    pruning._ENABLED = on
     started = time.perf_counter()
     hits = await store.search(query)
     elapsed = time.perf_counter() - started
@@ -132,7 +132,7 @@ async def measure(
                 results[(mix, scope_name)] = timings
     finally:
         ranked.best_pruned_now = pruning.best_pruned_now
-        pruning.ENABLED = True
+        pruning._ENABLED = True
         await store.__aexit__(None, None, None)
     return results
 

@@ -141,7 +141,7 @@ class _Counter:
         self._real = pruning.best_pruned_now
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        self.asked += pruning.ENABLED
+        self.asked += pruning._ENABLED
         found = self._real(*args, **kwargs)
         self.answered += found is not None
         return found
@@ -170,9 +170,9 @@ async def test_pruned_searches_answer_as_fts5_does(
         for case in CASES:
             asked, answered = counter.asked, counter.answered
             for query in _queries(case, rng, 40):
-                monkeypatch.setattr(pruning, "ENABLED", True)
+                monkeypatch.setattr(pruning, "_ENABLED", True)
                 pruned = await _answers(store, query)
-                monkeypatch.setattr(pruning, "ENABLED", False)
+                monkeypatch.setattr(pruning, "_ENABLED", False)
                 unpruned = await _answers(store, query)
                 if pruned != unpruned:
                     failures.append((case.name, query.query, query.scope, pruned, unpruned))

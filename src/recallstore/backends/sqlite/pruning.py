@@ -47,7 +47,7 @@ __all__ = ["PORTER_TOKENIZER", "IndexFigures", "best_pruned_now", "fts5_bm25"]
 PORTER_TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
 """The only tokenizer whose counting this module reproduces (the default)."""
 
-ENABLED = True
+_ENABLED = True
 """Private switch: False makes every search ask FTS5 (benchmarks time both paths)."""
 
 _K1: Final = 1.2
@@ -141,7 +141,7 @@ def best_pruned_now(
     as FTS5 orders them (bm25, then rowid descending), or None when pruning cannot
     prove its answer cheaply (the caller then asks FTS5). ``words`` are the content
     phrases of the search's expression in its order, ASCII words of one token each."""
-    if not ENABLED or figures.rows <= 0 or len(words) < 2:
+    if not _ENABLED or figures.rows <= 0 or len(words) < 2:
         return None
     terms = [porter_stem(word) for word in words]
     idfs = [figures.idf(term) for term in terms]
