@@ -27,6 +27,7 @@ QUICK_ARGUMENTS = {
     "semantic_bench.py": ["--records", "10000", "--queries", "50", "--writes", "200"],
     "postgres_processes.py": ["--records", "5000", "--users", "50", "--seconds", "10"],
     "live_search.py": ["--records", "20000", "--rounds", "50"],
+    "broad_search.py": ["--sizes", "20000", "100000", "--queries", "30"],
     "postgres_round_trips.py": ["--records", "10000", "--users", "100", "--queries", "50"],
     "hybrid_scope_curve.py": [
         *("--sizes", "100", "1000", "5000", "20000", "--others", "5000"),
