@@ -75,9 +75,7 @@ def _value_bytes(store: Path) -> int:
     """The sum of the lengths of every stored value of ``memory_records`` (text as UTF-8)."""
     with sqlite3.connect(store) as conn:
         columns = [row[1] for row in conn.execute("PRAGMA table_info(memory_records)")]
-        lengths = " + ".join(
-            f"coalesce(length(CAST({column} AS BLOB)), 0)" for column in columns
-        )
+        lengths = " + ".join(f"coalesce(length(CAST({column} AS BLOB)), 0)" for column in columns)
         (total,) = conn.execute(f"SELECT sum({lengths}) FROM memory_records").fetchone()
     return int(total or 0)
 
