@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from recallstore.backends import _vectors
+from recallstore.backends._hybrid import HybridSearch
 from recallstore.backends._vectors import cosines, top_cosine
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
@@ -116,7 +118,7 @@ async def test_a_scopes_gathered_rows_follow_every_change_to_the_scope(tmp_path:
         SqliteMemoryStore(tmp_path / "m.db", embedder=embedder) as sqlite_store,
         InMemoryMemoryStore(embedder=embedder) as memory_store,
     ):
-        stores = (sqlite_store, memory_store)
+        stores: list[HybridSearch[Any]] = [sqlite_store, memory_store]
         written: dict[int, list[str]] = {0: [], 1: []}
         contents: dict[str, str] = {}  # record id -> content, both stores' ids
 
@@ -153,7 +155,8 @@ async def test_a_scopes_gathered_rows_follow_every_change_to_the_scope(tmp_path:
         await write(notes(200, 3, other))  # the file changed, the scope did not
         await same_nearest()
         async with SqliteMemoryStore(tmp_path / "m.db", embedder=embedder) as second:
-            for index, store in ((0, second), (1, memory_store)):
+            pairs: list[tuple[int, HybridSearch[Any]]] = [(0, second), (1, memory_store)]
+            for index, store in pairs:
                 records = await store.write(notes(60, 2, me))
                 contents.update((r.id, r.content) for r in records)
                 written[index] += [r.id for r in records]
