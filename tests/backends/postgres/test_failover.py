@@ -1,0 +1,206 @@
+"""Failover under load: the primary crashes, the synchronous standby is promoted, and
+writer processes that never reopen their store carry on (tests/postgres_failover.py
+swaps the roles of two test-started clusters; tests/postgres_failover_writers.py holds
+the writers).
+
+After every failover each writer must get a write acknowledged again by itself; after
+the run, against the last primary: every acknowledged write is there (synchronous
+replication: an acknowledged COMMIT was on the standby that took over), every batch is
+whole or absent, each writer's supersede chain has one head (the last one it was
+told about), each idempotency key holds the record its write returned, and each
+acknowledged write has exactly one journal entry, their ids increasing in the order
+the writer was told they committed (an id handed out again after a failover would
+come out lower).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import multiprocessing
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from tests.postgres_failover import FailoverPair
+from tests.postgres_failover_writers import BATCH, LOOSE, write_until_stopped
+from tests.postgres_replica import _binaries
+
+from recallstore.backends.postgres import PostgresMemoryStore
+
+SCHEMA = "failover"
+ROUNDS = int(os.environ.get("RECALLSTORE_FAILOVERS", "20"))  # fewer for a quick look
+WRITERS = 8
+_PROGRESS_BOUND = 300.0  # seconds for every writer to get a write acknowledged again
+
+
+@pytest.fixture
+def failover_pair() -> Iterator[FailoverPair]:
+    binaries = _binaries()
+    if binaries is None:
+        reason = "needs the PostgreSQL server binaries (initdb, pg_ctl, pg_basebackup)"
+        if os.environ.get("RECALLSTORE_REQUIRE_POSTGRES") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    pair = FailoverPair(binaries)
+    try:
+        pair.start()
+        yield pair
+    finally:
+        pair.stop()
+
+
+def _entries(log: Path) -> list[dict[str, Any]]:
+    if not log.exists():
+        return []
+    lines = log.read_text().splitlines()
+    return [json.loads(line) for line in lines if line.endswith("}")]
+
+
+def _wait_for_acks_after(logs: list[Path], moment: float, procs: list[Any]) -> None:
+    """Return once every writer logged a write acknowledged after ``moment``."""
+    deadline = time.monotonic() + _PROGRESS_BOUND
+    waiting = set(range(len(logs)))
+    while waiting:
+        for writer in list(waiting):
+            if any(e["acked"] and e["at"] > moment for e in _entries(logs[writer])):
+                waiting.discard(writer)
+        dead = [proc.name for proc in procs if proc.exitcode is not None]
+        assert not dead, f"writers exited early: {dead}"
+        if waiting and time.monotonic() > deadline:
+            raise AssertionError(f"writers {sorted(waiting)} wrote nothing for {_PROGRESS_BOUND} s")
+        time.sleep(0.2)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3000)
+def test_failovers_under_writers_lose_no_acknowledged_write(
+    failover_pair: FailoverPair, tmp_path: Path
+) -> None:
+    pair = failover_pair
+
+    async def migrate() -> None:
+        async with PostgresMemoryStore(pair.url, schema=SCHEMA):
+            pass
+
+    asyncio.run(migrate())  # once, before eight processes open the store at once
+    context = multiprocessing.get_context("spawn")
+    stop = context.Event()
+    logs = [tmp_path / f"writer{n}.jsonl" for n in range(WRITERS)]
+    procs = [
+        context.Process(
+            target=write_until_stopped,
+            args=(pair.url, SCHEMA, n, str(logs[n]), stop),
+            name=f"writer{n}",
+        )
+        for n in range(WRITERS)
+    ]
+    for proc in procs:
+        proc.start()
+    started = time.monotonic()
+    try:
+        _wait_for_acks_after(logs, 0.0, procs)
+        for _ in range(ROUNDS):
+            pair.fail_over()
+            _wait_for_acks_after(logs, time.time(), procs)
+    finally:
+        stop.set()
+        for proc in procs:
+            proc.join(timeout=300)
+            if proc.exitcode is None:
+                proc.kill()
+    assert [proc.exitcode for proc in procs] == [0] * WRITERS
+    assert pair.failovers == ROUNDS
+    report = _check(pair.node_url(pair.primary), [_entries(log) for log in logs])
+    report["seconds"] = round(time.monotonic() - started, 1)
+    print(f"{ROUNDS} failovers under {WRITERS} writers: {report}")
+
+
+def _check(url: str, logs: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """Every invariant of the module's docstring, on the primary's rows and journal."""
+    table, journal = f"{SCHEMA}.memory_records", f"{SCHEMA}.memory_journal"
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            f"SELECT id, content, idempotency_key, invalid_at IS NULL, scope FROM {table}"
+        ).fetchall()
+        entries = conn.execute(
+            f"SELECT seq, envelope->'data'->'record_ids' FROM {journal} ORDER BY seq"
+        ).fetchall()
+    by_id = {row[0]: row for row in rows}
+    by_content: dict[str, list[str]] = {}
+    for row in rows:
+        by_content.setdefault(row[1], []).append(row[0])
+    entry_of: dict[str, list[int]] = {}
+    for seq, ids in entries:
+        for record_id in ids or []:
+            entry_of.setdefault(record_id, []).append(seq)
+
+    acked = [e for log in logs for e in log if e["acked"]]
+    unacked = [e for log in logs for e in log if not e["acked"]]
+    lost = [i for e in acked for i in e["ids"] if i not in by_id]
+    assert lost == [], f"{len(lost)} acknowledged records lost: {lost[:10]}"
+
+    partial = []
+    for writer, log in enumerate(logs):
+        for e in log:
+            if e["kind"] not in ("batch", "loose"):
+                continue
+            size, word = (BATCH, "batch") if e["kind"] == "batch" else (LOOSE, "loose")
+            found = sum(
+                len(by_content.get(f"w{writer} {word} {e['step']} item {n}", []))
+                for n in range(size)
+            )
+            if found not in ((size,) if e["acked"] else (0, size)):
+                partial.append((writer, e["step"], found))
+    assert partial == [], f"partial or doubled batches (writer, step, rows): {partial}"
+
+    forks = []
+    for writer, log in enumerate(logs):
+        chain = [r for r in rows if r[4] == {"user": f"w{writer}", "chain": "c"}]
+        heads = [r[0] for r in chain if r[3]]
+        last = [e["ids"][0] for e in log if e["kind"] == "chain" and e["acked"]][-1:]
+        if heads != last:
+            forks.append((writer, heads, last))
+    assert forks == [], f"chains with another head than the last acknowledged: {forks}"
+
+    wrong_keys = [
+        (key, record_id)
+        for e in acked
+        if e["kind"] != "loose"
+        for key, record_id in zip(e["keys"], e["ids"], strict=True)
+        if by_id[record_id][2] != key
+    ]
+    assert wrong_keys == []
+
+    reused, out_of_order = [], []
+    for log in logs:
+        previous = 0
+        for e in log:
+            if not e["acked"]:
+                continue
+            seqs = {seq for record_id in e["ids"] for seq in entry_of.get(record_id, [])}
+            if len(seqs) != 1:
+                reused.append((e["ids"][0], sorted(seqs)))
+                continue
+            seq = seqs.pop()
+            if seq <= previous:
+                out_of_order.append((e["ids"][0], previous, seq))
+            previous = seq
+    assert reused == [], f"acknowledged writes without exactly one journal entry: {reused[:10]}"
+    assert out_of_order == [], f"journal ids not increasing in acknowledgement order: {out_of_order}"
+    return {
+        "acknowledged writes": len(acked),
+        "acknowledged records": sum(len(e["ids"]) for e in acked),
+        "writes that failed over (retried or not)": sum(1 for e in acked if e["failures"])
+        + len(unacked),
+        "unacknowledged loose batches": len(unacked),
+        "journal entries": len(entries),
+        "lost": 0,
+        "partial batches": 0,
+        "forked chains": 0,
+        "journal id reuse": 0,
+    }
