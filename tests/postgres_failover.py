@@ -124,11 +124,9 @@ class FailoverPair:
         """Stop both nodes and delete their directories."""
         for node in (0, 1):
             if self._dirs[node].exists():
+                ctl = [str(self._bin / "pg_ctl"), "-D", str(self._dirs[node])]
                 subprocess.run(
-                    _as_server_user(
-                        [str(self._bin / "pg_ctl"), "-D", str(self._dirs[node]), "-m", "immediate"]
-                        + ["stop"]
-                    ),
+                    _as_server_user([*ctl, "-m", "immediate", "stop"]),
                     capture_output=True,
                     check=False,
                 )

@@ -45,9 +45,7 @@ def write_until_stopped(url: str, schema: str, writer: int, out: str, stop: Even
     asyncio.run(_write_until_stopped(url, schema, writer, Path(out), stop))
 
 
-async def _write_until_stopped(
-    url: str, schema: str, writer: int, out: Path, stop: Event
-) -> None:
+async def _write_until_stopped(url: str, schema: str, writer: int, out: Path, stop: Event) -> None:
     store = PostgresMemoryStore(url, schema=schema, min_connections=1, max_connections=2)
     name = f"w{writer}"
     head: str | None = None

@@ -191,7 +191,9 @@ def _check(url: str, logs: list[list[dict[str, Any]]]) -> dict[str, Any]:
                 out_of_order.append((e["ids"][0], previous, seq))
             previous = seq
     assert reused == [], f"acknowledged writes without exactly one journal entry: {reused[:10]}"
-    assert out_of_order == [], f"journal ids not increasing in acknowledgement order: {out_of_order}"
+    assert out_of_order == [], (
+        f"journal ids not increasing in acknowledgement order: {out_of_order}"
+    )
     return {
         "acknowledged writes": len(acked),
         "acknowledged records": sum(len(e["ids"]) for e in acked),

@@ -34,6 +34,7 @@ from recallstore.backends.postgres.connections import (
     check_pool_mode,
     explain,
     in_write,
+    is_read_only,
     open_pool,
     redact,
     split_url,
@@ -258,18 +259,28 @@ class PostgresMemoryStore(
     async def _reading(self) -> AsyncIterator[AsyncConnection[Any]]:
         """A pooled connection for one call; a database failure is StoreUnavailableError."""
         import psycopg
-        from psycopg.errors import DuplicatePreparedStatement, InvalidSqlStatementName
+        from psycopg.errors import (
+            DuplicatePreparedStatement,
+            InvalidSqlStatementName,
+            ReadOnlySqlTransaction,
+        )
         from psycopg_pool import PoolTimeout
 
         self._check_open()
         assert self._pool is not None  # what _check_open just checked
         try:
             async with self._pool.connection() as conn:
-                yield conn
+                try:
+                    yield conn
+                except psycopg.Error as exc:
+                    if is_read_only(exc):  # not the primary (any more): the pool drops it
+                        await conn.close()
+                    raise
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
             raise StoreUnavailableError(self._target, str(exc).strip()) from exc
-        except (InvalidSqlStatementName, DuplicatePreparedStatement) as exc:
-            # psycopg's prepared statements, lost or doubled by a transaction pooler.
+        except (InvalidSqlStatementName, DuplicatePreparedStatement, ReadOnlySqlTransaction) as exc:
+            # psycopg's prepared statements, lost or doubled by a transaction pooler; a
+            # write on a node that takes none (connections.is_read_only).
             raise StoreUnavailableError(self._target, explain(exc)) from exc
 
     @asynccontextmanager
