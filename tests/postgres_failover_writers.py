@@ -15,6 +15,11 @@ not have committed) is retried with the same keys and contents until acknowledge
 an application would; the key makes the retry return the committed record instead of
 writing a second one. A ``loose`` batch that fails is recorded as unacknowledged and
 not retried: the test checks it is whole or absent.
+
+A tailer process (:func:`tail_until_stopped`) reads the journal the whole time through
+a store of its own, logging every entry it sees; once the writers stopped it reads to
+the end. What it saw across the failovers must be the final journal, entry for entry:
+no entry seen that the failover then lost, no id handed out twice, none skipped.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.errors import StoreUnavailableError
 from recallstore.records import MemoryRecord, MemoryWriteInput
 
-__all__ = ["BATCH", "LOOSE", "write_until_stopped"]
+__all__ = ["BATCH", "LOOSE", "tail_until_stopped", "write_until_stopped"]
 
 BATCH = 5
 LOOSE = 3
@@ -125,3 +130,32 @@ async def _attempt(
                 return None, failures, error
             await asyncio.sleep(pause)  # an application's back-off between retries
             pause = min(pause * 2, 1.0)
+
+
+def tail_until_stopped(url: str, schema: str, out: str, stop: Event) -> None:
+    """The tailer's body: log each journal entry as ``[id, record ids]`` until ``stop``
+    is set and the journal is read to its end."""
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+    asyncio.run(_tail_until_stopped(url, schema, Path(out), stop))
+
+
+async def _tail_until_stopped(url: str, schema: str, out: Path, stop: Event) -> None:
+    store = PostgresMemoryStore(url, schema=schema, min_connections=1, max_connections=1)
+    last = 0
+    with out.open("a") as log:
+        async with store:
+            while True:
+                stopping = stop.is_set()  # before the read: a read after it sees every write
+                try:
+                    entries = await store.read_journal(after=last, limit=500)
+                except StoreUnavailableError:
+                    await asyncio.sleep(0.1)  # a failover: read again once it is over
+                    continue
+                for entry in entries:
+                    log.write(json.dumps([entry.id, entry.envelope["data"]["record_ids"]]) + "\n")
+                    last = entry.id
+                log.flush()
+                if not entries:
+                    if stopping:
+                        return
+                    await asyncio.sleep(0.05)  # the pace of an idle tailer's polls

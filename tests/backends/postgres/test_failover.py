@@ -27,7 +27,12 @@ from typing import Any
 import psycopg
 import pytest
 from tests.postgres_failover import FailoverPair
-from tests.postgres_failover_writers import BATCH, LOOSE, write_until_stopped
+from tests.postgres_failover_writers import (
+    BATCH,
+    LOOSE,
+    tail_until_stopped,
+    write_until_stopped,
+)
 from tests.postgres_replica import _binaries
 
 from recallstore.backends.postgres import PostgresMemoryStore
@@ -99,7 +104,12 @@ def test_failovers_under_writers_lose_no_acknowledged_write(
         )
         for n in range(WRITERS)
     ]
-    for proc in procs:
+    seen = tmp_path / "tailer.jsonl"
+    writers_stopped = context.Event()
+    tailer = context.Process(
+        target=tail_until_stopped, args=(pair.url, SCHEMA, str(seen), writers_stopped)
+    )
+    for proc in [*procs, tailer]:
         proc.start()
     started = time.monotonic()
     try:
@@ -113,14 +123,20 @@ def test_failovers_under_writers_lose_no_acknowledged_write(
             proc.join(timeout=300)
             if proc.exitcode is None:
                 proc.kill()
+        writers_stopped.set()
+        tailer.join(timeout=300)
+        if tailer.exitcode is None:
+            tailer.kill()
     assert [proc.exitcode for proc in procs] == [0] * WRITERS
+    assert tailer.exitcode == 0
     assert pair.failovers == ROUNDS
-    report = _check(pair.node_url(pair.primary), [_entries(log) for log in logs])
+    tailed = [json.loads(line) for line in seen.read_text().splitlines()]
+    report = _check(pair.node_url(pair.primary), [_entries(log) for log in logs], tailed)
     report["seconds"] = round(time.monotonic() - started, 1)
     print(f"{ROUNDS} failovers under {WRITERS} writers: {report}")
 
 
-def _check(url: str, logs: list[list[dict[str, Any]]]) -> dict[str, Any]:
+def _check(url: str, logs: list[list[dict[str, Any]]], tailed: list[list[Any]]) -> dict[str, Any]:
     """Every invariant of the module's docstring, on the primary's rows and journal."""
     table, journal = f"{SCHEMA}.memory_records", f"{SCHEMA}.memory_journal"
     with psycopg.connect(url) as conn:
@@ -194,6 +210,16 @@ def _check(url: str, logs: list[list[dict[str, Any]]]) -> dict[str, Any]:
     assert out_of_order == [], (
         f"journal ids not increasing in acknowledgement order: {out_of_order}"
     )
+    # The tailer saw the final journal exactly: nothing it read was lost or renumbered.
+    final = [[seq, ids] for seq, ids in entries]
+    assert tailed == final, next(
+        (
+            f"tailer saw {t}, the journal has {f}"
+            for t, f in zip(tailed, final, strict=False)
+            if t != f
+        ),
+        f"tailer saw {len(tailed)} entries, the journal has {len(final)}",
+    )
     return {
         "acknowledged writes": len(acked),
         "acknowledged records": sum(len(e["ids"]) for e in acked),
@@ -205,4 +231,5 @@ def _check(url: str, logs: list[list[dict[str, Any]]]) -> dict[str, Any]:
         "partial batches": 0,
         "forked chains": 0,
         "journal id reuse": 0,
+        "journal entries a tailer saw across the failovers": len(tailed),
     }
