@@ -35,8 +35,9 @@ _SYNC_BOUND = 180.0
 class FailoverPair:
     """A primary and its synchronous standby (nodes ``0`` and ``1`` at first)."""
 
-    def __init__(self, binaries: Path) -> None:
+    def __init__(self, binaries: Path, *, synchronous: bool = True) -> None:
         self._bin = binaries
+        self._synchronous = synchronous
         self._root = Path(tempfile.mkdtemp(prefix="recallstore-failover-"))
         if os.geteuid() == 0:
             account = pwd.getpwnam("postgres")
@@ -46,6 +47,8 @@ class FailoverPair:
         self.primary = 0
         """Which node (0 or 1) is the primary now."""
         self.failovers = 0
+        self.crashes: list[float] = []
+        """When each crash of a primary was over (``time.time()``)."""
 
     @property
     def url(self) -> str:
@@ -67,7 +70,8 @@ class FailoverPair:
         _run([str(self._bin / "initdb"), "-D", str(first), "-U", "postgres", "--auth=trust"])
         with (first / "postgresql.conf").open("a") as conf:
             conf.write(_settings(self._ports[0], self._root))
-            conf.write("synchronous_standby_names = '*'\nsynchronous_commit = on\n")
+            names = "*" if self._synchronous else ""
+            conf.write(f"synchronous_standby_names = '{names}'\nsynchronous_commit = on\n")
             conf.write("wal_keep_size = 64MB\nmax_connections = 60\n")
         self._ctl(0, "-w", "start")
         _wait_ready(self.node_url(0))
@@ -92,13 +96,16 @@ class FailoverPair:
         self.wait_synchronous()
 
     def wait_synchronous(self) -> None:
-        """Return once the primary has a standby in ``sync`` state."""
+        """Return once the primary streams to its standby (in ``sync`` state unless the
+        pair was made with ``synchronous=False``)."""
         deadline = time.monotonic() + _SYNC_BOUND
+        state = "sync" if self._synchronous else "async"
         while time.monotonic() < deadline:
             with psycopg.connect(self.node_url(self.primary), autocommit=True) as conn:
                 row = conn.execute(
                     "SELECT count(*) FROM pg_stat_replication "
-                    "WHERE sync_state = 'sync' AND state = 'streaming'"
+                    "WHERE sync_state = %s AND state = 'streaming'",
+                    (state,),
                 ).fetchone()
             if row is not None and row[0] == 1:
                 return
@@ -109,6 +116,7 @@ class FailoverPair:
         """Crash the primary, promote the standby, rebuild the old primary as its standby."""
         old, new = self.primary, 1 - self.primary
         self._ctl(old, "-m", "immediate", "stop")
+        self.crashes.append(time.time())
         self._ctl(new, "-w", "promote")
         self.primary = new
         deadline = time.monotonic() + _SYNC_BOUND
