@@ -47,8 +47,9 @@ class FailoverPair:
         self.primary = 0
         """Which node (0 or 1) is the primary now."""
         self.failovers = 0
-        self.crashes: list[float] = []
-        """When each crash of a primary was over (``time.time()``)."""
+        self.crashes: list[tuple[float, float]] = []
+        """When each crash of a primary was over, and when its failover was
+        (``time.time()``: the standby promoted and the old primary its new standby)."""
 
     @property
     def url(self) -> str:
@@ -112,11 +113,16 @@ class FailoverPair:
             time.sleep(0.2)
         raise RuntimeError(f"no synchronous standby after {_SYNC_BOUND} s")
 
+    def promote(self) -> None:
+        """Promote the standby without stopping the primary (as a failover tool does when
+        it wrongly thinks the primary dead): two nodes then take writes."""
+        self._ctl(1 - self.primary, "-w", "promote")
+
     def fail_over(self) -> None:
         """Crash the primary, promote the standby, rebuild the old primary as its standby."""
         old, new = self.primary, 1 - self.primary
         self._ctl(old, "-m", "immediate", "stop")
-        self.crashes.append(time.time())
+        crashed = time.time()
         self._ctl(new, "-w", "promote")
         self.primary = new
         deadline = time.monotonic() + _SYNC_BOUND
@@ -127,6 +133,7 @@ class FailoverPair:
                 time.sleep(0.1)
         self._make_standby(old)
         self.failovers += 1
+        self.crashes.append((crashed, time.time()))
 
     def stop(self) -> None:
         """Stop both nodes and delete their directories."""

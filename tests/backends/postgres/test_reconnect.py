@@ -2,7 +2,8 @@
 (tests/postgres_replica.py): a URL naming every node writes to the one that takes
 writes, and a pooled connection to a node that stopped taking writes (a primary fenced
 read-only) fails the write clearly, changes nothing, and is dropped, so the same store
-writes again once a primary is reachable, without being reopened. The crash-and-promote
+writes again once a primary is reachable, without being reopened; and a standby the
+store reads from that gets promoted is passed over for the primary. The crash-and-promote
 case under load is tests/backends/postgres/test_failover.py."""
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
-from tests.postgres_replica import replica_pair
+from tests.postgres_failover import FailoverPair
+from tests.postgres_replica import _binaries, replica_pair
 
 from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.errors import StoreUnavailableError
-from recallstore.records import MemoryWriteInput
+from recallstore.records import MemorySearchQuery, MemoryWriteInput
 
 __all__ = ["replica_pair"]
 
@@ -106,3 +108,25 @@ async def test_a_connection_to_a_node_fenced_read_only_is_dropped_and_the_store_
             f"SELECT content FROM {schema}.memory_records ORDER BY created_at"
         ).fetchall()
     assert rows == [("before the fence",), ("after the fence",)]
+
+
+async def test_a_promoted_standby_is_no_longer_read_as_a_standby() -> None:
+    binaries = _binaries()
+    if binaries is None:
+        pytest.skip("needs the PostgreSQL server binaries")
+    pair = FailoverPair(binaries, synchronous=False)
+    try:
+        pair.start()
+        async with PostgresMemoryStore(
+            pair.node_url(0), schema="routed", standby_url=pair.node_url(1), standby_wait=5.0
+        ) as store:
+            await store.write([MemoryWriteInput(scope=SCOPE, content="replicated")])
+            [hit] = await store.search(MemorySearchQuery(query="replicated", scope=SCOPE))
+            assert store.read_routing == {"standby": 1, "primary": 0}
+            pair.promote()
+            # It holds the write (its replay position is past it) but is a standby no more.
+            [hit] = await store.search(MemorySearchQuery(query="replicated", scope=SCOPE))
+            assert hit.record.content == "replicated"
+            assert store.read_routing == {"standby": 1, "primary": 1}
+    finally:
+        pair.stop()
