@@ -32,6 +32,15 @@ __all__ = ["FailoverPair"]
 _SYNC_BOUND = 180.0
 
 
+def _until(conn: psycopg.Connection[tuple[object, ...]], sql: str) -> None:
+    """Return once ``sql`` (one boolean) is true on ``conn``."""
+    deadline = time.monotonic() + _SYNC_BOUND
+    while conn.execute(sql).fetchone() != (True,):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{sql} stayed false for {_SYNC_BOUND} s")
+        time.sleep(0.05)
+
+
 class FailoverPair:
     """A primary and its synchronous standby (nodes ``0`` and ``1`` at first)."""
 
@@ -47,6 +56,7 @@ class FailoverPair:
         self.primary = 0
         """Which node (0 or 1) is the primary now."""
         self.failovers = 0
+        self._held = False
         self.crashes: list[tuple[float, float]] = []
         """When each crash of a primary was over, and when its failover was
         (``time.time()``: the standby promoted and the old primary its new standby)."""
@@ -118,6 +128,24 @@ class FailoverPair:
         it wrongly thinks the primary dead): two nodes then take writes."""
         self._ctl(1 - self.primary, "-w", "promote")
 
+    def hold_standby(self) -> float:
+        """Cut the standby off the primary's WAL until the next :meth:`fail_over` (its
+        ``primary_conninfo`` emptied: the WAL receiver exits and no new one starts), as
+        a broken link would, once it has everything the primary wrote so far; returns
+        a moment before which every commit is on it."""
+        before = time.time()
+        with psycopg.connect(self.node_url(self.primary), autocommit=True) as conn:
+            row = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()
+        assert row is not None
+        standby = self.node_url(1 - self.primary)
+        with psycopg.connect(standby, autocommit=True) as conn:
+            _until(conn, f"SELECT pg_last_wal_receive_lsn() >= '{row[0]}'::pg_lsn")
+            conn.execute("ALTER SYSTEM SET primary_conninfo = ''")
+            conn.execute("SELECT pg_reload_conf()")
+            _until(conn, "SELECT count(*) = 0 FROM pg_stat_wal_receiver")
+        self._held = True
+        return before
+
     def fail_over(self) -> None:
         """Crash the primary, promote the standby, rebuild the old primary as its standby."""
         old, new = self.primary, 1 - self.primary
@@ -131,6 +159,9 @@ class FailoverPair:
                 if time.monotonic() > deadline:
                     raise RuntimeError("the standby did not leave recovery")
                 time.sleep(0.1)
+            if self._held:  # a primary needs no link to one; a later standby gets its own
+                conn.execute("ALTER SYSTEM RESET primary_conninfo")
+                self._held = False
         self._make_standby(old)
         self.failovers += 1
         self.crashes.append((crashed, time.time()))

@@ -165,7 +165,9 @@ async def _tail_until_stopped(url: str, schema: str, out: Path, stop: Event) -> 
                     await asyncio.sleep(0.1)  # a failover: read again once it is over
                     continue
                 for entry in entries:
-                    log.write(json.dumps([entry.id, entry.envelope["data"]["record_ids"]]) + "\n")
+                    log.write(
+                        json.dumps([entry.id, entry.envelope["data"].get("record_ids")]) + "\n"
+                    )
                     last = entry.id
                 log.flush()
                 if not entries:
