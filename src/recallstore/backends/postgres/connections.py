@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 import select
 import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, Literal, cast, get_args
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -47,6 +49,7 @@ __all__ = [
     "check_handed_out",
     "check_pool_mode",
     "connection_kwargs",
+    "dropped_if_read_only",
     "explain",
     "in_write",
     "is_read_only",
@@ -146,6 +149,18 @@ def is_read_only(exc: BaseException) -> bool:
     from psycopg.errors import ReadOnlySqlTransaction
 
     return isinstance(exc, ReadOnlySqlTransaction)
+
+
+@asynccontextmanager
+async def dropped_if_read_only(conn: AsyncConnection[Any]) -> AsyncIterator[None]:
+    """Close ``conn`` when the block fails with a write refused as read-only
+    (:func:`is_read_only`), so the pool it came from replaces it; re-raise either way."""
+    try:
+        yield
+    except Exception as exc:
+        if is_read_only(exc):
+            await conn.close()
+        raise
 
 
 async def check_handed_out(conn: AsyncConnection[Any]) -> None:

@@ -32,9 +32,9 @@ from recallstore.backends.postgres.connections import (
     POLL_SECONDS,
     PoolMode,
     check_pool_mode,
+    dropped_if_read_only,
     explain,
     in_write,
-    is_read_only,
     open_pool,
     redact,
     split_url,
@@ -269,13 +269,8 @@ class PostgresMemoryStore(
         self._check_open()
         assert self._pool is not None  # what _check_open just checked
         try:
-            async with self._pool.connection() as conn:
-                try:
-                    yield conn
-                except psycopg.Error as exc:
-                    if is_read_only(exc):  # not the primary (any more): the pool drops it
-                        await conn.close()
-                    raise
+            async with self._pool.connection() as conn, dropped_if_read_only(conn):
+                yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
             raise StoreUnavailableError(self._target, str(exc).strip()) from exc
         except (InvalidSqlStatementName, DuplicatePreparedStatement, ReadOnlySqlTransaction) as exc:
