@@ -11,6 +11,12 @@ standby, and rebuilds the dead node as the new primary's standby (a fresh
 thrown away, as it must be) and waits until it replicates synchronously again. The
 application's URL names both nodes (``host=a,b target_session_attrs=read-write``), so it
 never changes: libpq connects to whichever node is the primary.
+
+``FailoverPair(..., synchronous=False)`` replicates asynchronously (no
+``synchronous_standby_names``); :meth:`FailoverPair.hold_standby` then cuts the standby
+off the primary's WAL before a crash, so the failover has acknowledged writes to lose,
+and :meth:`FailoverPair.promote` promotes the standby without stopping the primary.
+No node is left running: :meth:`FailoverPair.stop` stops both and deletes them.
 """
 
 from __future__ import annotations
