@@ -120,7 +120,7 @@ OTHER_PAGES: dict[str, dict[int, str]] = {
         3: "",
     },
     "docs/observability.md": {0: "", 1: "from recallstore import SqliteMemoryStore\n", 2: ""},
-    "docs/postgres.md": {0: "", 1: "", 2: "", 3: ""},
+    "docs/postgres.md": {0: "", 1: "", 2: "", 3: "", 4: ""},
     "docs/quickstart.md": {0: ""},
     "docs/sqlite.md": {0: ""},
     "docs/store-protocol.md": {0: _STORE_MODELS, 1: _STORE_MODELS, 2: ""},

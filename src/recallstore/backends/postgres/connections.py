@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 import select
 import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, Literal, cast, get_args
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -47,8 +49,10 @@ __all__ = [
     "check_handed_out",
     "check_pool_mode",
     "connection_kwargs",
+    "dropped_if_read_only",
     "explain",
     "in_write",
+    "is_read_only",
     "open_pool",
     "redact",
     "split_url",
@@ -112,7 +116,8 @@ def connection_kwargs(mode: PoolMode) -> dict[str, Any]:
 
 def explain(exc: BaseException) -> str:
     """``exc``'s message; for a prepared statement a transaction pooler lost or shared
-    (psycopg's, in session mode), what to configure."""
+    (psycopg's, in session mode), what to configure; for a write refused as read-only,
+    that the connection was dropped and what URL reaches the primary."""
     from psycopg.errors import DuplicatePreparedStatement, InvalidSqlStatementName
 
     said = str(exc).strip()
@@ -121,7 +126,41 @@ def explain(exc: BaseException) -> str:
             ": behind a transaction pooler (PgBouncer), open the store with "
             "pool_mode='transaction' (docs/postgres.md#behind-pgbouncer)"
         )
+    elif is_read_only(exc):
+        said += (
+            ": the server takes no writes (a standby, or a primary demoted or fenced in a "
+            "failover); the connection was dropped and the write can be retried (with "
+            "idempotency keys, safely). A URL naming every node with "
+            "target_session_attrs=read-write reconnects to the primary "
+            "(docs/postgres.md#failover)"
+        )
     return said
+
+
+def is_read_only(exc: BaseException) -> bool:
+    """Whether ``exc`` is a write refused because the session is read-only.
+
+    After a failover a pooled connection can still reach the old primary when that
+    node keeps its sessions but stops taking writes (fenced with
+    ``default_transaction_read_only``, or behind a proxy or pooler that now routes to
+    a standby). Such a connection works for reads and fails every write, so the pool
+    must not hand it out again: the store closes it, and the pool's next connection
+    goes wherever the URL's ``target_session_attrs=read-write`` finds the primary."""
+    from psycopg.errors import ReadOnlySqlTransaction
+
+    return isinstance(exc, ReadOnlySqlTransaction)
+
+
+@asynccontextmanager
+async def dropped_if_read_only(conn: AsyncConnection[Any]) -> AsyncIterator[None]:
+    """Close ``conn`` when the block fails with a write refused as read-only
+    (:func:`is_read_only`), so the pool it came from replaces it; re-raise either way."""
+    try:
+        yield
+    except Exception as exc:
+        if is_read_only(exc):
+            await conn.close()
+        raise
 
 
 async def check_handed_out(conn: AsyncConnection[Any]) -> None:

@@ -71,14 +71,22 @@ class StandbyReads:
     async def _caught_up(self, conn: AsyncConnection[Any]) -> bool:
         """Whether the standby replayed the store's last write, waiting up to the bound."""
         written = self._written
-        if written is None:
+        if written is None:  # nothing of the store's to wait for: no round trip
             return True
         deadline = time.monotonic() + self._wait
         pause = 0.001
         while True:
-            cursor = await conn.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (written,))
+            # A promoted standby keeps its last replay position (NULL only on a server
+            # that never recovered): ask whether it still is one, and pass it over at
+            # once when it is not (it will not replay anything more).
+            cursor = await conn.execute(
+                "SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn() >= %s::pg_lsn",
+                (written,),
+            )
             row = await cursor.fetchone()
-            if row is not None and row[0]:  # NULL: not a standby (any more)
+            if row is None or not row[0]:
+                return False
+            if row[1]:
                 return True
             if time.monotonic() + pause > deadline:
                 return False

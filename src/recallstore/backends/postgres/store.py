@@ -32,6 +32,7 @@ from recallstore.backends.postgres.connections import (
     POLL_SECONDS,
     PoolMode,
     check_pool_mode,
+    dropped_if_read_only,
     explain,
     in_write,
     open_pool,
@@ -258,18 +259,23 @@ class PostgresMemoryStore(
     async def _reading(self) -> AsyncIterator[AsyncConnection[Any]]:
         """A pooled connection for one call; a database failure is StoreUnavailableError."""
         import psycopg
-        from psycopg.errors import DuplicatePreparedStatement, InvalidSqlStatementName
+        from psycopg.errors import (
+            DuplicatePreparedStatement,
+            InvalidSqlStatementName,
+            ReadOnlySqlTransaction,
+        )
         from psycopg_pool import PoolTimeout
 
         self._check_open()
         assert self._pool is not None  # what _check_open just checked
         try:
-            async with self._pool.connection() as conn:
+            async with self._pool.connection() as conn, dropped_if_read_only(conn):
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
             raise StoreUnavailableError(self._target, str(exc).strip()) from exc
-        except (InvalidSqlStatementName, DuplicatePreparedStatement) as exc:
-            # psycopg's prepared statements, lost or doubled by a transaction pooler.
+        except (InvalidSqlStatementName, DuplicatePreparedStatement, ReadOnlySqlTransaction) as exc:
+            # psycopg's prepared statements, lost or doubled by a transaction pooler; a
+            # write on a node that takes none (connections.is_read_only).
             raise StoreUnavailableError(self._target, explain(exc)) from exc
 
     @asynccontextmanager
