@@ -21,8 +21,8 @@ operation lands anywhere between two writes). During a live block a background t
 writes one record at a time to other users' scopes at ``--rate`` writes per second;
 during a quiet block it is paused (its write in flight finished first). Same store,
 same operations, alternated, so machine noise hits both alike. The **floors** (SQLite
-only) replay, on a plain sqlite3 and an aiosqlite connection to the same file with the
-store's PRAGMAs,
+only) replay, on a plain DB-API and an aiosqlite connection to the same file with the
+store's PRAGMAs and SQLite module,
 the read statements the store ran for an untimed twin of the operation (traced as in
 ``store_bench.py``), in the quiet block: the same SQL without the store around it.
 
@@ -155,8 +155,11 @@ class Floor:
 
     @classmethod
     async def open(cls, store: SqliteMemoryStore) -> Floor:
-        sync = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
-        conn = await aiosqlite.connect(store.path, isolation_level=None)
+        # The store's own SQLite module: two SQLite libraries in one process do not see
+        # each other's locks on one file.
+        driver = store._driver
+        sync = driver.module.connect(str(store.path), isolation_level=None, check_same_thread=False)
+        conn = await driver.connect(store.path, isolation_level=None)
         for pragma in PRAGMAS:
             sync.execute(pragma)
             await conn.execute(pragma)
@@ -391,7 +394,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=100.0, help="other users' writes/s")
     parser.add_argument("--rounds", type=int, default=200, help="live and quiet blocks each")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--sqlite-driver", default="stdlib", help="the store's SQLite driver")
+    parser.add_argument(
+        "--sqlite-driver", default="auto", help="the store's SQLite driver (default: as shipped)"
+    )
     parser.add_argument("--dir", help="where to put the database files (default: the temp dir)")
     args = parser.parse_args(argv)
     if args.rate <= 0 or args.rounds < 1:
