@@ -27,7 +27,9 @@ the read statements the store ran for an untimed twin of the operation (traced a
 ``store_bench.py``), in the quiet block: the same SQL without the store around it.
 
 The table gives each operation's p50/p95, live and quiet, their ratio (target: ≤ 1.5×
-for search and save) and the floor; then, across sizes, each operation's live p50 at a
+for search and save) and the floor; then the live operations split by whether a write
+of another user was in flight when they started (one connection: they wait for its
+commit); then, across sizes, each operation's live p50 at a
 size over its quiet p50 at the first size (the issue's 10M-live against 1M-quiet: run
 ``--sizes 1000000,10000000``), the load rate and the bytes a record takes.
 
@@ -79,6 +81,8 @@ class Sizes:
     bytes_per_record: float = 0.0
     writes_per_second: float = 0.0
     live: dict[str, list[float]] = field(default_factory=lambda: {op: [] for op in OPERATIONS})
+    behind: dict[str, list[float]] = field(default_factory=lambda: {op: [] for op in OPERATIONS})
+    """The live operations that started while another user's write was in flight."""
     quiet: dict[str, list[float]] = field(default_factory=lambda: {op: [] for op in OPERATIONS})
     sqlite3: dict[str, list[float]] = field(default_factory=dict)
     aiosqlite: dict[str, list[float]] = field(default_factory=dict)
@@ -122,6 +126,11 @@ class Writers:
                 due += self._interval
                 await asyncio.sleep(max(due - time.perf_counter(), 0))
             self.seconds += time.perf_counter() - started
+
+    @property
+    def writing(self) -> bool:
+        """Whether a write is in flight (an operation started now may wait for it)."""
+        return self._busy.locked()
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run())
@@ -249,9 +258,12 @@ async def measure(
                 for operation in OPERATIONS:
                     await asyncio.sleep(rng.random() / args.rate)
                     call = conversation.call(operation)
+                    overlapped = writers.writing
                     started = time.perf_counter()
                     await call()
                     timings[operation].append(time.perf_counter() - started)
+                    if live and overlapped:
+                        sizes.behind[operation].append(timings[operation][-1])
                     if floor is not None and not live and operation in ("search", "list"):
                         plain, threaded = await floor.time(conversation.call(operation))
                         sizes.sqlite3.setdefault(operation, []).append(plain)
@@ -344,6 +356,22 @@ def report(backend: str, results: list[Sizes], args: argparse.Namespace) -> None
             print(
                 f"| {sizes.records:,} | {op} | {quiet:.2f} | {p95(sizes.quiet[op]):.2f} | "
                 f"{live:.2f} | {p95(sizes.live[op]):.2f} | {live / quiet:.2f}× | {floors} |"
+            )
+    print(
+        "\nLive operations that started while another user's write was in flight "
+        "(share, their p50) and the others' p50:"
+    )
+    print("| records | operation | share behind a write | its p50 ms | the others' p50 ms |")
+    print("|---|---|---|---|---|")
+    for sizes in results:
+        for op in OPERATIONS:
+            behind = sizes.behind[op]
+            others = list(sizes.live[op])
+            for one in behind:
+                others.remove(one)
+            print(
+                f"| {sizes.records:,} | {op} | {len(behind) / len(sizes.live[op]):.0%} | "
+                f"{p50(behind):.2f} | {p50(others):.2f} |"
             )
     print("\n| records | loaded records/s | writers' writes/s (live) | bytes a record |")
     print("|---|---|---|---|")
