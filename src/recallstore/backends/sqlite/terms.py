@@ -30,13 +30,12 @@ which FTS5 keeps itself.
 A search caches the counts it read (``search.FtsStatistics``) until the index changes.
 When only this connection changed it (``PRAGMA data_version`` unchanged: it moves only
 for other connections' commits), the cache need not be dropped: TEMP triggers, which
-fire for this connection's statements alone, note each term's new count in a table of
-an attached in-memory database (:func:`track_own_changes_now`), rolled back with the
-write if it fails, and the next search applies those counts to the terms it has cached
-and empties the table (:func:`own_changes_now`). A search after the store's own write
-then reads no counts again (issue 38: a user's search right after a write elsewhere
-cost 1.3-1.6× the same search with none at 200k records, a third of that in re-reading
-counts).
+fire for this connection's statements alone, note each term's new count in a TEMP
+table (:func:`track_own_changes_now`), rolled back with the write if it fails, and the
+next search applies those counts to the terms it has cached and empties the table
+(:func:`own_changes_now`). A search after the store's own write then reads no counts
+again (issue 38: a user's search right after a write elsewhere cost 1.3-1.6× the same
+search with none at 200k records, a third of that in re-reading counts).
 """
 
 from __future__ import annotations
@@ -113,14 +112,9 @@ _NOTE: Final = (
 )
 """An upsert, not ``INSERT OR REPLACE``: a trigger's conflict clause yields to the
 outer statement's (the ``_ADD`` upsert's is ABORT), an upsert's does not."""
-_NOTES: Final = "memory_terms_notes"
 _TRACK: Final = (
-    # In a database of its own in memory, not in TEMP: with the default temp_store a
-    # TEMP table's writes go through a temporary file (a batch write of 1,000 records
-    # noted its terms 10 % slower), and temp_store = MEMORY would keep every large
-    # sort of the connection in memory too.
-    f"ATTACH DATABASE ':memory:' AS {_NOTES}",
-    f"CREATE TABLE {_NOTES}.{_OWN} (term TEXT PRIMARY KEY, docs INTEGER NOT NULL) WITHOUT ROWID",
+    f"CREATE TEMP TABLE IF NOT EXISTS {_OWN} (term TEXT PRIMARY KEY, docs INTEGER NOT NULL) "
+    "WITHOUT ROWID",
     f"CREATE TEMP TRIGGER IF NOT EXISTS {_OWN}_insert AFTER INSERT ON main.memory_terms "
     f"BEGIN {_NOTE.format(term='new.term', docs='new.docs')}; END",
     f"CREATE TEMP TRIGGER IF NOT EXISTS {_OWN}_update AFTER UPDATE ON main.memory_terms "
@@ -133,12 +127,8 @@ _TAKE_OWN: Final = f"DELETE FROM {_OWN} RETURNING term, docs"
 
 
 def track_own_changes_now(db: sqlite3.Connection) -> None:
-    """Install the table (in an attached in-memory database) and the TEMP triggers that
-    note this connection's count changes (once per connection, after the migrations; a
-    read-only store has none)."""
-    attached = {str(row[1]) for row in db.execute("PRAGMA database_list")}
-    if _NOTES in attached:
-        return
+    """Install the TEMP table and triggers that note this connection's count changes
+    (once per connection, after the migrations; a read-only store has none)."""
     for statement in _TRACK:
         db.execute(statement).close()
 
