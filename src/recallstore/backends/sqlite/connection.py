@@ -27,9 +27,7 @@ from recallstore.backends.sqlite.delete import check_index_format, use_secure_de
 from recallstore.backends.sqlite.driver import SqliteDriver
 from recallstore.backends.sqlite.read_only import READ_ONLY_REASON, open_reader
 from recallstore.backends.sqlite.rows import fetchone_now, on_thread, run
-from recallstore.backends.sqlite.search import FtsStatistics
 from recallstore.backends.sqlite.sidecars import no_sidecars_left_on_refusal, refuse_unwritable
-from recallstore.backends.sqlite.terms import track_own_changes_now
 from recallstore.backends.sqlite.wal import (
     ATTEMPT_WAIT_MS,
     AUTOCHECKPOINT_PAGES,
@@ -65,7 +63,6 @@ class SqliteConnection:
     _embedder: Embedder | None
     _journal: JournalSettings | None
     _store_id: str | None
-    _statistics: FtsStatistics
 
     if TYPE_CHECKING:  # provided by BaseMemoryStore
 
@@ -134,8 +131,6 @@ class SqliteConnection:
         await schema.migrate(conn, target, self._tokenizer)
         if self._driver.secure_delete:
             await on_thread(conn, use_secure_delete)
-        await on_thread(conn, track_own_changes_now)
-        self._statistics.track_own_changes()
         if self._journal is not None:
             await journal_table.install_bound(conn, self._journal.max_events)
         if self._embedder is not None:

@@ -31,7 +31,6 @@ from recallstore._search.text import fts5_words, tokenize
 from recallstore.backends._time_filters import sqlite_time_conditions
 from recallstore.backends.sqlite.insert import recency_key, scope_token
 from recallstore.backends.sqlite.rows import RECORD_COLUMNS, on_thread
-from recallstore.backends.sqlite.terms import own_changes_now
 from recallstore.records import MemorySearchQuery
 
 __all__ = [
@@ -55,14 +54,10 @@ DRIVER_CAP: Final = 2_000
 
 _AVERAGES_ID: Final = 1
 _STRUCTURE_ID: Final = 10
-_DATA_VERSION_ID: Final = -1
 _INDEX_VERSION: Final = (
-    f"SELECT id, block FROM memory_fts_data WHERE id IN ({_AVERAGES_ID}, {_STRUCTURE_ID}) "
-    f"UNION ALL SELECT {_DATA_VERSION_ID}, data_version FROM pragma_data_version"
+    f"SELECT id, block FROM memory_fts_data WHERE id IN ({_AVERAGES_ID}, {_STRUCTURE_ID})"
 )
-"""FTS5's averages and structure records (fixed ids in ``<table>_data``), and the
-connection's ``PRAGMA data_version`` (id -1), which moves when another connection
-commits."""
+"""FTS5's averages and structure records (fixed ids in ``<table>_data``)."""
 
 _FIRST_CAP: Final = 32
 _CAP_GROWTH: Final = 8
@@ -291,15 +286,6 @@ class FtsStatistics:
         self._version: tuple[bytes, bytes] | None = None
         self._totals = (0, 0.0)
         self._frequency: dict[str, int] = {}
-        self._data_version: int | None = None
-        self._tracking = False
-
-    def track_own_changes(self) -> None:
-        """Start afresh on a new connection where ``terms.track_own_changes_now`` ran:
-        from then on a change of the index by this connection alone updates the cached
-        counts instead of dropping them (``sqlite.terms``)."""
-        self._version, self._frequency, self._data_version = None, {}, None
-        self._tracking = True
 
     async def refresh(self, conn: aiosqlite.Connection) -> None:
         """Drop the cache when the index changed since it was filled."""
@@ -310,23 +296,10 @@ class FtsStatistics:
         blocks = dict(db.execute(_INDEX_VERSION).fetchall())
         averages = bytes(blocks.get(_AVERAGES_ID, b""))
         version = (averages, bytes(blocks.get(_STRUCTURE_ID, b"")))
-        data_version = int(blocks[_DATA_VERSION_ID])
         if version == self._version:
-            # Another connection's write that left the index alone left the counts too.
-            self._data_version = data_version
             return
-        if self._tracking:
-            changed = own_changes_now(db)
-            if self._version is not None and data_version == self._data_version:
-                # Only this connection wrote since the counts were read.
-                known = self._frequency
-                known.update((term, docs) for term, docs in changed.items() if term in known)
-            else:
-                self._frequency = {}
-            self._data_version = data_version
-        else:
-            self._frequency = {}
         self._version = version
+        self._frequency = {}
         rows, tokens = fts5_totals(averages)
         self._totals = (rows, tokens[0] / rows if rows and tokens else 0.0)
 

@@ -26,26 +26,15 @@ path that deletes, in this process or another, is covered, and the scratch table
 in the main file because a trigger there cannot use a TEMP table). The record count
 and token total still come from the index's averages record (``search.fts5_totals``),
 which FTS5 keeps itself.
-
-A search caches the counts it read (``search.FtsStatistics``) until the index changes.
-When only this connection changed it (``PRAGMA data_version`` unchanged: it moves only
-for other connections' commits), the cache need not be dropped: TEMP triggers, which
-fire for this connection's statements alone, note each term's new count in a TEMP
-table (:func:`track_own_changes_now`), rolled back with the write if it fails, and the
-next search applies those counts to the terms it has cached and empties the table
-(:func:`own_changes_now`). A search after the store's own write then reads no counts
-again (issue 38: a user's search right after a write elsewhere cost 1.3-1.6× the same
-search with none at 200k records, a third of that in re-reading counts).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Final
 
 from recallstore.backends.sqlite.rows import Statements
 
-__all__ = ["MIGRATION", "count_new", "own_changes_now", "track_own_changes_now"]
+__all__ = ["MIGRATION", "count_new"]
 
 _SCRATCH: Final = "memory_terms_scratch"
 _SCRATCH_TERMS: Final = f"SELECT term, doc FROM {_SCRATCH}_vocab"
@@ -103,40 +92,6 @@ MIGRATION: Final[tuple[str, ...]] = (
     ),
 )
 """Schema version 12: the table, filled from the index, and what keeps it."""
-
-
-_OWN: Final = "memory_terms_own"
-_NOTE: Final = (
-    f"INSERT INTO {_OWN} (term, docs) VALUES ({{term}}, {{docs}}) "
-    "ON CONFLICT (term) DO UPDATE SET docs = excluded.docs"
-)
-"""An upsert, not ``INSERT OR REPLACE``: a trigger's conflict clause yields to the
-outer statement's (the ``_ADD`` upsert's is ABORT), an upsert's does not."""
-_TRACK: Final = (
-    f"CREATE TEMP TABLE IF NOT EXISTS {_OWN} (term TEXT PRIMARY KEY, docs INTEGER NOT NULL) "
-    "WITHOUT ROWID",
-    f"CREATE TEMP TRIGGER IF NOT EXISTS {_OWN}_insert AFTER INSERT ON main.memory_terms "
-    f"BEGIN {_NOTE.format(term='new.term', docs='new.docs')}; END",
-    f"CREATE TEMP TRIGGER IF NOT EXISTS {_OWN}_update AFTER UPDATE ON main.memory_terms "
-    f"BEGIN {_NOTE.format(term='new.term', docs='new.docs')}; END",
-    f"CREATE TEMP TRIGGER IF NOT EXISTS {_OWN}_delete AFTER DELETE ON main.memory_terms "
-    f"BEGIN {_NOTE.format(term='old.term', docs='0')}; END",
-)
-"""This connection's changes to ``memory_terms``: each changed term's latest count."""
-_TAKE_OWN: Final = f"DELETE FROM {_OWN} RETURNING term, docs"
-
-
-def track_own_changes_now(db: sqlite3.Connection) -> None:
-    """Install the TEMP table and triggers that note this connection's count changes
-    (once per connection, after the migrations; a read-only store has none)."""
-    for statement in _TRACK:
-        db.execute(statement).close()
-
-
-def own_changes_now(db: sqlite3.Connection) -> dict[str, int]:
-    """The counts this connection changed since the last call (0: the term left the
-    table), and the note emptied; in the caller's transaction."""
-    return {str(term): int(docs) for term, docs in db.execute(_TAKE_OWN).fetchall()}
 
 
 def count_new(first_seq: int) -> Statements:
