@@ -28,7 +28,9 @@ QUICK_ARGUMENTS = {
     "postgres_processes.py": ["--records", "5000", "--users", "50", "--seconds", "10"],
     "live_search.py": ["--records", "20000", "--rounds", "50"],
     "live_workload.py": ["--sizes", "20000", "--rounds", "50"],
+    "broad_search.py": ["--sizes", "20000", "100000", "--queries", "30"],
     "postgres_round_trips.py": ["--records", "10000", "--users", "100", "--queries", "50"],
+    "file_size.py": ["--records", "10000"],
     "hybrid_scope_curve.py": [
         *("--sizes", "100", "1000", "5000", "20000", "--others", "5000"),
         *("--queries", "20", "--rounds", "1", "--pool", "500"),

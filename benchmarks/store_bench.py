@@ -329,12 +329,22 @@ async def reads(
     return figures
 
 
+async def newest_ids(store: SqliteMemoryStore, count: int) -> list[str]:
+    """Up to ``count`` valid record ids, each tenant's newest in turn: one listing is
+    capped at the store's limit, so a large ``--queries`` lists tenant by tenant."""
+    per_tenant = -(-count // TENANTS)
+    ids: list[str] = []
+    for tenant in range(TENANTS):
+        query = MemorySearchQuery(scope={"tenant": f"t{tenant}"}, limit=min(per_tenant, 1_000))
+        ids.extend(hit.record.id for hit in await store.search(query))
+    return ids[:count]
+
+
 async def changes(
     store: SqliteMemoryStore, floors: Floors, trace: Trace, count: int
 ) -> list[Figure]:
     """invalidate and delete: the floors replay the store's statements on other records."""
-    listed = await store.search(MemorySearchQuery(limit=8 * count))
-    ids = [hit.record.id for hit in listed]
+    ids = await newest_ids(store, 8 * count)
     figures = []
     for name, operation, target in (
         ("invalidate", lambda i: store.invalidate(i, "benchmark"), "≤ 2× aiosqlite"),
@@ -398,6 +408,10 @@ def main(argv: list[str] | None = None) -> int:
     PRAGMAS[0] = f"PRAGMA synchronous = {args.synchronous}"
     if min(args.records) < max(args.batch, 8 * args.queries):
         parser.error("--records must be at least --batch and 8 × --queries")
+    if 8 * args.queries > TENANTS * 1_000:
+        parser.error(
+            f"--queries {args.queries}: at most {TENANTS * 1_000 // 8} (one listing per tenant)"
+        )
     asyncio.run(run(args))
     return 0
 

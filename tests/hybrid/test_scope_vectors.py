@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from recallstore.backends import _vectors
+from recallstore.backends._hybrid import HybridSearch
 from recallstore.backends._vectors import cosines, top_cosine
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
@@ -91,3 +93,71 @@ async def test_a_scope_beyond_the_old_cut_is_compared_exactly(
     sqlite_found, memory_found = await _nearest_in_both(tmp_path, 7_650, invalidated=False)
     assert len(sqlite_found) == 100
     assert sqlite_found == memory_found
+
+
+async def test_a_scopes_gathered_rows_follow_every_change_to_the_scope(tmp_path: Path) -> None:
+    # A scope searched once keeps its rows gathered (sqlite.vectors._ScopeCopies); each
+    # change below must show in the next search exactly as in the in-memory backend:
+    # records added to the scope, deleted from it, a write elsewhere (the file changed,
+    # the scope did not), a deleted record's number taken by a new record, another
+    # connection's write.
+    embedder = ToyEmbedder(dimension=48)
+    me = {"tenant": "t", "user": "me"}
+    other = {"tenant": "t", "user": "other"}
+    text = "garden note 3"
+    raw = np.asarray((await embedder.embed([text]))[0], dtype=np.float32)
+    vector = raw / np.linalg.norm(raw)
+
+    def notes(start: int, count: int, scope: dict[str, str]) -> list[MemoryWriteInput]:
+        return [
+            MemoryWriteInput(scope=scope, content=f"note {n} about garden {n % 13}")
+            for n in range(start, start + count)
+        ]
+
+    async with (
+        SqliteMemoryStore(tmp_path / "m.db", embedder=embedder) as sqlite_store,
+        InMemoryMemoryStore(embedder=embedder) as memory_store,
+    ):
+        stores: list[HybridSearch[Any]] = [sqlite_store, memory_store]
+        written: dict[int, list[str]] = {0: [], 1: []}
+        contents: dict[str, str] = {}  # record id -> content, both stores' ids
+
+        async def same_nearest() -> list[tuple[float, str]]:
+            found = []
+            for index, store in enumerate(stores):
+                query = MemorySearchQuery(query=text, scope=me)
+                nearest = await store._nearest(query, vector, 20, datetime.now(UTC))
+                found.append([(score, contents[key]) for score, key in nearest])
+                assert len(found[-1]) == min(20, len(written[index]))
+            assert found[0] == found[1]
+            return found[0]
+
+        async def write(inputs: list[MemoryWriteInput]) -> None:
+            for index, store in enumerate(stores):
+                records = await store.write(inputs)
+                contents.update((r.id, r.content) for r in records)
+                written[index] += [r.id for r in records if r.scope == me]
+
+        async def delete(position: int) -> None:
+            for index, store in enumerate(stores):
+                await store.delete(written[index].pop(position))
+
+        await write(notes(0, 40, me) + notes(100, 40, other))
+        first = await same_nearest()
+        assert await same_nearest() == first  # from the gathered rows
+        await write(notes(40, 5, me))
+        await same_nearest()
+        await delete(3)
+        await delete(-1)  # the highest record number, taken again by the next write
+        await same_nearest()
+        await write(notes(45, 1, me))
+        await same_nearest()
+        await write(notes(200, 3, other))  # the file changed, the scope did not
+        await same_nearest()
+        async with SqliteMemoryStore(tmp_path / "m.db", embedder=embedder) as second:
+            pairs: list[tuple[int, HybridSearch[Any]]] = [(0, second), (1, memory_store)]
+            for index, store in pairs:
+                records = await store.write(notes(60, 2, me))
+                contents.update((r.id, r.content) for r in records)
+                written[index] += [r.id for r in records]
+        await same_nearest()

@@ -24,6 +24,7 @@ from recallstore._search.query import (
     rank_records_now,
 )
 from recallstore.backends._vectors import Matrix
+from recallstore.backends.sqlite.pruning import best_pruned_now
 from recallstore.backends.sqlite.rows import COLUMNS, on_thread, record_from_row, rows_by_id
 from recallstore.backends.sqlite.search import (
     Filter,
@@ -91,7 +92,8 @@ def _candidates_now(
     elif query.tags:
         rows = _best_joined_now(db, query, now, expression, n)
     else:
-        rows = _best_now(db, query, now, expression, n)
+        pruned = _pruned_now(db, query, terms, n, statistics)
+        rows = _best_now(db, query, now, expression, n, pruned)
     return [
         Candidate(int(seq), str(content), (str(created), str(record_id)))
         for seq, content, created, record_id in rows
@@ -113,8 +115,33 @@ def _best_joined_now(
     return db.execute(sql, [expression, *params, n]).fetchall()
 
 
+def _pruned_now(
+    db: sqlite3.Connection,
+    query: MemorySearchQuery,
+    terms: Sequence[QueryTerm],
+    n: int,
+    statistics: FtsStatistics,
+) -> list[tuple[int, float]] | None:
+    """FTS5's best ``n + n // _FILTER_ROOM`` matches by max-score pruning
+    (``sqlite.pruning``), or None when it does not apply: query text other than ASCII
+    (its FTS5 phrases are then more than its terms' words), or another tokenizer."""
+    text = query.query or ""
+    if not text.isascii():
+        return None
+    figures = statistics.figures_now(db, [term.stem for term in terms])
+    if figures is None:
+        return None
+    words = [term.word for term in terms]
+    return best_pruned_now(db, query.scope, words, figures, n + n // _FILTER_ROOM)
+
+
 def _best_now(
-    db: sqlite3.Connection, query: MemorySearchQuery, now: datetime, expression: str, n: int
+    db: sqlite3.Connection,
+    query: MemorySearchQuery,
+    now: datetime,
+    expression: str,
+    n: int,
+    pruned: list[tuple[int, float]] | None = None,
 ) -> list[tuple[Any, ...]]:
     """:func:`_best_joined_now`, reading records for FTS5's best matches only.
 
@@ -123,10 +150,13 @@ def _best_now(
     same order as the full join, by (bm25(), seq descending); their records are read
     and filtered, and when ``n`` pass they are the full join's best ``n``. Only when
     the filters drop more (many invalidated or expired records among the best) is the
-    full join asked.
+    full join asked. ``pruned``: the same matches found by max-score pruning, when
+    it applied (:func:`_pruned_now`).
     """
     room = n + n // _FILTER_ROOM
-    matches = db.execute(_BEST_MATCHES, (expression, room)).fetchall()
+    matches = (
+        pruned if pruned is not None else db.execute(_BEST_MATCHES, (expression, room)).fetchall()
+    )
     if not matches:
         return []
     place = {int(seq): index for index, (seq, _) in enumerate(matches)}

@@ -30,6 +30,7 @@ from recallstore._search.query import CorpusStatistics, QueryTerm
 from recallstore._search.text import fts5_words, tokenize
 from recallstore.backends._time_filters import sqlite_time_conditions
 from recallstore.backends.sqlite.insert import recency_key, scope_token
+from recallstore.backends.sqlite.pruning import PORTER_TOKENIZER, IndexFigures
 from recallstore.backends.sqlite.rows import RECORD_COLUMNS, on_thread
 from recallstore.records import MemorySearchQuery
 
@@ -58,6 +59,7 @@ _INDEX_VERSION: Final = (
     f"SELECT id, block FROM memory_fts_data WHERE id IN ({_AVERAGES_ID}, {_STRUCTURE_ID})"
 )
 """FTS5's averages and structure records (fixed ids in ``<table>_data``)."""
+_INDEX_SQL: Final = "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'memory_fts'"
 
 _FIRST_CAP: Final = 32
 _CAP_GROWTH: Final = 8
@@ -285,7 +287,9 @@ class FtsStatistics:
     def __init__(self) -> None:
         self._version: tuple[bytes, bytes] | None = None
         self._totals = (0, 0.0)
+        self._all_tokens = 0
         self._frequency: dict[str, int] = {}
+        self._porter: bool | None = None
 
     async def refresh(self, conn: aiosqlite.Connection) -> None:
         """Drop the cache when the index changed since it was filled."""
@@ -302,6 +306,19 @@ class FtsStatistics:
         self._frequency = {}
         rows, tokens = fts5_totals(averages)
         self._totals = (rows, tokens[0] / rows if rows and tokens else 0.0)
+        self._all_tokens = sum(tokens)
+        if self._porter is None:
+            row = db.execute(_INDEX_SQL).fetchone()
+            self._porter = row is not None and PORTER_TOKENIZER in str(row[0])
+
+    def figures_now(self, db: sqlite3.Connection, stems: Sequence[str]) -> IndexFigures | None:
+        """What FTS5's bm25() reads for ``stems`` (``sqlite.pruning``), after
+        :meth:`refresh_now`; None when the index's tokenizer is not the default one,
+        whose counting the pruning reproduces."""
+        if not self._porter:
+            return None
+        self.count_now(db, stems)
+        return IndexFigures(self._totals[0], self._all_tokens, self._frequency)
 
     async def lookup(self, conn: aiosqlite.Connection, stems: Sequence[str]) -> CorpusStatistics:
         """The statistics for ``stems`` (document frequencies in the content column)."""

@@ -11,11 +11,10 @@ record at 768 dimensions), kept current incrementally (each vector row is read o
 ``vseq`` only grows). Finding the records nearest a query then costs what the scope
 costs, as keyword search does:
 
-* within a scope of at most :data:`SCAN_SCOPE` records, the scope's records are listed
-  through the scope index (record numbers only) and every one of their rows is
-  compared; the best are then checked against the other filters by primary key, best
-  first, widening until enough pass (reading every record of the scope cost 5x the
-  comparison);
+* within a scope of at most :data:`SCAN_SCOPE` records, every row of the scope is
+  compared, from a contiguous copy of the scope's rows kept while the scope's listing
+  holds (``sqlite.scope_vectors``); the best are then checked against the other
+  filters by primary key, best first, widening until enough pass;
 * otherwise (unscoped, or a broad scope) the closest rows of the whole cache (exact
   up to ``EXACT_ROWS``, else the best of a sign-bit shortlist) are checked against the
   filters by primary key, best first, widening until enough pass.
@@ -47,12 +46,8 @@ from recallstore.backends.sqlite.rows import (
     on_thread,
     record_from_row,
 )
-from recallstore.backends.sqlite.search import (
-    _CHECK,
-    Filter,
-    _record_conditions,
-    narrowest_within_now,
-)
+from recallstore.backends.sqlite.scope_vectors import SCAN_SCOPE, ScopeCopies, scope_rows_now
+from recallstore.backends.sqlite.search import _CHECK, _record_conditions
 from recallstore.embedding import Embedder
 from recallstore.errors import EmbedderMismatchError, EmbedderSwitchedError
 from recallstore.records import MemoryRecord, MemorySearchQuery, format_timestamp
@@ -75,10 +70,6 @@ __all__ = [
     "stored_embedder",
     "vector_statements",
 ]
-
-SCAN_SCOPE: Final = 20_000
-"""A scope of at most this many records (:data:`EXACT_ROWS`) is compared exactly, row by
-row of its own; a broader one goes through the whole cache's closest rows."""
 
 MIGRATION: Final[tuple[str, ...]] = (
     # vseq only grows (AUTOINCREMENT), so a cache reads each vector row once even when
@@ -213,6 +204,13 @@ class VectorCache:
         self._ids: list[str] = []
         self._row: dict[int, int] = {}
         self._by_seq: Matrix = None  # each seq's row, -1 for none
+        # Bumped whenever a row arrives for a seq that is not past every seq seen
+        # before (a record's vector replaced, a deleted record's seq reused): a
+        # scope's gathered copy of rows is only reused while this has not moved, and
+        # its listing is the same (new records come with new, higher seqs).
+        self._replaced = 0
+        self._highest = -1
+        self._scopes = ScopeCopies()
 
     def load(self, db: sqlite3.Connection) -> VectorRows:
         """The vectors (a row each, see :meth:`record`), current; on the connection's
@@ -231,7 +229,9 @@ class VectorCache:
                 self._generation, self._last = generation, 0
                 self._rows = VectorRows(dimension)
                 self._seqs, self._ids, self._row = [], [], {}
+                self._highest = -1
                 self._by_seq = numpy().full(0, -1, dtype=numpy().int64)
+                self._scopes = ScopeCopies()
             rows = db.execute(_VECTORS_SINCE, (self._last,)).fetchall()
             if rows:
                 self._last = int(rows[-1][0])
@@ -245,6 +245,12 @@ class VectorCache:
             self._version = version
         assert self._rows is not None
         return self._rows
+
+    @property
+    def version(self) -> tuple[int, int] | None:
+        """What :meth:`load` last saw: the file's ``data_version`` and this
+        connection's ``total_changes`` (a scope's listing holds while it is the same)."""
+        return self._version
 
     def record(self, row: int) -> tuple[int, str]:
         """The seq and id of the record whose vector is in ``row``."""
@@ -270,6 +276,9 @@ class VectorCache:
             positions.append(row)
         self._rows.put(positions, vectors)
         np, seqs = numpy(), [seq for seq, _ in records]
+        if min(seqs) <= self._highest:
+            self._replaced += 1
+        self._highest = max(self._highest, *seqs)
         if max(seqs) >= len(self._by_seq):
             grown = np.full(max(max(seqs) + 1, 2 * len(self._by_seq)), -1, dtype=np.int64)
             grown[: len(self._by_seq)] = self._by_seq
@@ -314,9 +323,6 @@ def _ids_by_seq(
     condition = " AND ".join([f"r.seq IN ({', '.join('?' * len(seqs))})", *where])
     rows = db.execute(f"{_RECORD_IDS} WHERE {condition}", [*seqs, *params]).fetchall()
     return {int(row[0]): str(row[1]) for row in rows}
-
-
-_SCOPE_SEQS: Final = "SELECT group_concat(record_seq) FROM memory_scope WHERE key = ? AND value = ?"
 
 
 def _best_passing(
@@ -369,31 +375,25 @@ def nearest_now(
     (the file's embedder is checked first, :meth:`VectorCache.load`).
 
     The vectors come from ``cache``. Within a scope of at most :data:`SCAN_SCOPE`
-    records, the scope's record numbers are listed first (through the scope index),
-    all their rows compared and the best checked (:func:`_best_passing`); otherwise
-    the closest rows of the whole cache (:meth:`VectorRows.closest`) are checked
-    against the filters, best first, ``n`` at a time, widening until ``n`` pass.
-    ``vector_of`` is called once, after the scope's listing: a query still being
-    embedded costs no time here until its vector is needed.
+    records, every row of the scope is compared (:func:`scope_rows_now` lists them,
+    or finds them already gathered) and the best checked (:func:`_best_passing`);
+    otherwise the closest rows of the whole cache (:meth:`VectorRows.closest`) are
+    checked against the filters, best first, ``n`` at a time, widening until ``n``
+    pass. ``vector_of`` is called once, after the scope's listing: a query still
+    being embedded costs no time here until its vector is needed.
     """
     rows = cache.load(db)
-    pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
-    driver = narrowest_within_now(db, pairs, SCAN_SCOPE)
-    if driver is not None:
-        driving = pairs[driver][1]
-        # The record numbers as one string: 20,000 rows as tuples cost as much as
-        # comparing their vectors.
-        (listed,) = db.execute(_SCOPE_SEQS, driving).fetchone()
-        listing = numpy().fromstring(listed or "0", dtype=numpy().int64, sep=",")  # 0: none
-        seqs, positions = cache.positions(numpy().sort(listing))
+    scoped = scope_rows_now(db, query, cache)
+    if scoped is not None:
+        copy, driving = scoped
         return _best_passing(
             db,
-            cosines(rows.matrix, vector_of(), positions),
-            seqs,
-            positions,
+            cosines(copy.matrix, vector_of()),
+            copy.seqs,
+            copy.positions,
             n,
             cache,
-            _filters(query, now, (driving[0], driving[1])),
+            _filters(query, now, driving),
         )
     filters = _filters(query, now)
     vector = vector_of()
