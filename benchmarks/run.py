@@ -4,10 +4,10 @@
 
 The store benchmark runs at 10,000 and 100,000 records; ``--quick`` at 10,000 only,
 ``--million`` at 1,000,000 as well (about 10 more minutes; ``live_search.py`` adds its
-1M store, about 5 more). Scripts that need data
-which is absent skip themselves and exit 0. Exit status is non-zero if any script failed.
-Scripts in :data:`ON_REQUEST` time a file built beforehand, from one checkout and then
-another, and are not run here.
+1M store, about 5 more); ``live_workload.py`` runs at 100k and 1M unless ``--quick``.
+Scripts that need data which is absent skip themselves and exit 0. Exit status is
+non-zero if any script failed. Scripts in :data:`ON_REQUEST` time a file built
+beforehand, from one checkout and then another, and are not run here.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ QUICK_ARGUMENTS = {
     "semantic_bench.py": ["--records", "10000", "--queries", "50", "--writes", "200"],
     "postgres_processes.py": ["--records", "5000", "--users", "50", "--seconds", "10"],
     "live_search.py": ["--records", "20000", "--rounds", "50"],
+    "live_workload.py": ["--sizes", "20000", "--rounds", "50"],
     "broad_search.py": ["--sizes", "20000", "100000", "--queries", "30"],
     "postgres_round_trips.py": ["--records", "10000", "--users", "100", "--queries", "50"],
     "file_size.py": ["--records", "10000"],
@@ -41,6 +42,7 @@ MILLION_ARGUMENTS = {
     "store_bench.py": ["--records", "10000", "100000", "1000000"],
     "delete_bench.py": ["--records", "100000", "1000000"],
     "live_search.py": ["--engine", "1000000"],
+    "live_workload.py": ["--sizes", "100000,1000000", "--rounds", "300"],
 }
 
 
