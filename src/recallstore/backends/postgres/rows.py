@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any
 
 from recallstore.backends.postgres.lexemes import index_stems
@@ -63,7 +64,9 @@ _ARRAYS = (
 )
 _SOURCES = {
     "scope": "scope::jsonb",
-    "tags": "ARRAY(SELECT jsonb_array_elements_text(tags::jsonb))",
+    # A subquery a row cost most of the SELECT's time: only rows with tags run it.
+    "tags": "CASE WHEN tags IS NULL THEN '{}'::text[] "
+    "ELSE ARRAY(SELECT jsonb_array_elements_text(tags::jsonb)) END",
     "provenance": "provenance::jsonb",
     "target": "target::jsonb",
     "payload": "payload::json",
@@ -113,7 +116,7 @@ def insert_arrays(records: Sequence[MemoryRecord]) -> list[list[Any] | None]:
         scope_texts,
         [record.kind for record in records],
         [record.content for record in records],
-        [_EMPTY if not record.tags else _json(list(record.tags)) for record in records],
+        _optional(records, "tags", lambda record, _: _json(list(record.tags)), empty=()),
         _optional(records, "provenance", _field_json),
         [record.created_at for record in records],
         [record.updated_at for record in records],
@@ -139,9 +142,11 @@ def _optional(
     records: Sequence[MemoryRecord],
     name: str,
     encode: Callable[[MemoryRecord, str], Any] | None = None,
+    empty: Any = None,
 ) -> list[Any] | None:
-    # None when no record holds a value; else each record's value, or encode(record, name).
-    values = [getattr(record, name) for record in records]
+    # None when no record holds a value but ``empty``; else each record's value (None
+    # for ``empty``), or encode(record, name).
+    values = [None if value == empty else value for value in map(attrgetter(name), records)]
     if all(value is None for value in values):
         return None
     if encode is None:
