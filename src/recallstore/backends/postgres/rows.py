@@ -116,7 +116,7 @@ def insert_arrays(records: Sequence[MemoryRecord]) -> list[list[Any] | None]:
         scope_texts,
         [record.kind for record in records],
         [record.content for record in records],
-        _optional(records, "tags", lambda record, _: _json(list(record.tags)), empty=()),
+        _optional(records, "tags", lambda record, _: _json(list(record.tags)), empty=True),
         _optional(records, "provenance", _field_json),
         [record.created_at for record in records],
         [record.updated_at for record in records],
@@ -142,11 +142,13 @@ def _optional(
     records: Sequence[MemoryRecord],
     name: str,
     encode: Callable[[MemoryRecord, str], Any] | None = None,
-    empty: Any = None,
+    empty: bool = False,
 ) -> list[Any] | None:
-    # None when no record holds a value but ``empty``; else each record's value (None
-    # for ``empty``), or encode(record, name).
-    values = [None if value == empty else value for value in map(attrgetter(name), records)]
+    # None when no record holds a value (with ``empty``, a non-empty one); else each
+    # record's value (None for an empty one), or encode(record, name).
+    values = list(map(attrgetter(name), records))
+    if empty:
+        values = [value or None for value in values]
     if all(value is None for value in values):
         return None
     if encode is None:
