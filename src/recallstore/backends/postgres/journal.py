@@ -68,22 +68,20 @@ class JournalTable:
         """Insert ``rows`` in the open transaction, in commit order; prune past ``max_events``."""
         if not rows:
             return
-        # One statement, one round trip (four were). The lock is a materialised CTE
-        # the inserted rows are joined to, so it is held before any row takes its id:
-        # appends commit one at a time, in id order. The prune cuts at our newest id;
-        # it sees the table as the statement began (before the lock was granted), so a
-        # row the previous holder just committed may wait for the next append's prune.
+        # Two statements (four were). The lock first, on its own: the next statement's
+        # snapshot then sees every append committed before ours, so its prune keeps
+        # at most max_events rows (in one statement with the lock, its snapshot would
+        # predate the lock's grant). Under the lock the newest rows are ours: the
+        # prune and the notification take the newest id from the insert's RETURNING.
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._lock_key,))
         await conn.execute(
-            f"WITH locked AS (SELECT pg_advisory_xact_lock(hashtext(%s))), "
-            f"added AS (INSERT INTO {self.table} (at, type, envelope) "
-            "SELECT r.at, r.type, r.envelope FROM locked, "
-            "unnest(%b::timestamptz[], %b::text[], %b::text[]::jsonb[]) AS r(at, type, envelope) "
+            f"WITH added AS (INSERT INTO {self.table} (at, type, envelope) "
+            "SELECT * FROM unnest(%b::timestamptz[], %b::text[], %b::text[]::jsonb[]) "
             "RETURNING seq), "
             "newest AS (SELECT max(seq) AS seq FROM added), "
             f"pruned AS (DELETE FROM {self.table} WHERE seq <= (SELECT seq FROM newest) - %s) "
             "SELECT pg_notify(%s, (SELECT seq FROM newest)::text)",
             (
-                self._lock_key,
                 [datetime.fromisoformat(str(row["timestamp"])) for row in rows],
                 [row["type"] for row in rows],
                 [json.dumps(row, separators=(",", ":")) for row in rows],
@@ -91,6 +89,12 @@ class JournalTable:
                 self.channel,
             ),
         )
+        if len(rows) > max_events:
+            # The prune above cannot see the rows its own statement inserted.
+            newest = f"(SELECT max(seq) FROM {self.table})"
+            await conn.execute(
+                f"DELETE FROM {self.table} WHERE seq <= {newest} - %s", (max_events,)
+            )
 
     async def read(self, conn: AsyncConnection[Any], after: int, limit: int) -> list[JournalEntry]:
         """Entries with ids above ``after``, oldest first."""
