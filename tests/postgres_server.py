@@ -19,7 +19,9 @@ a ``pgbouncer.ini`` and a user list in a temporary directory, an unused port, at
 two server connections per database and user, so every client's transactions keep
 moving between server connections. As root it runs as the ``postgres`` user (or
 ``nobody``). Without the binary those tests skip, unless
-RECALLSTORE_REQUIRE_PGBOUNCER=1 (CI), where they fail.
+RECALLSTORE_REQUIRE_PGBOUNCER=1 (CI), where they fail. A second one, in front of the
+pgvector server (``pgvector_pgbouncer_url``, over its unix socket), carries the
+pgvector-backed kit through the pooler.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -147,7 +149,9 @@ def _pgbouncer_ini(directory: Path, server_url: str, port: int, run_as: str | No
     server = urlsplit(server_url)
     user = server.username or "postgres"
     (directory / "userlist.txt").write_text(f'"{user}" ""\n')
-    target = f"host={server.hostname or '127.0.0.1'} port={server.port or 5432} user={user}"
+    # A unix-socket server (the pgvector wheel's) names its directory in ``?host=``.
+    host = server.hostname or parse_qs(server.query).get("host", ["127.0.0.1"])[0]
+    target = f"host={host} port={server.port or 5432} user={user}"
     lines = [
         "[databases]",
         f"* = {target}",
@@ -171,10 +175,15 @@ def _pgbouncer_ini(directory: Path, server_url: str, port: int, run_as: str | No
     return ini
 
 
-def _run_as() -> str | None:
-    """PgBouncer refuses to run as root: the user it switches to, when we are root."""
+def _run_as(server_url: str) -> str | None:
+    """PgBouncer refuses to run as root: the user it switches to, when we are root. In
+    front of a unix-socket server, the socket directory's owner (the only user the
+    wheel's server lets through it)."""
     if os.geteuid() != 0:
         return None
+    socket_dir = parse_qs(urlsplit(server_url).query).get("host", [""])[0]
+    if socket_dir.startswith("/"):
+        return pwd.getpwuid(os.stat(socket_dir).st_uid).pw_name
     for name in ("postgres", "nobody"):
         try:
             pwd.getpwnam(name)
@@ -187,7 +196,7 @@ def _run_as() -> str | None:
 def _start_pgbouncer(binary: str, server_url: str) -> tuple[str, Callable[[], None]]:
     """The URL of a fresh PgBouncer in transaction mode, and what stops and deletes it."""
     directory = Path(tempfile.mkdtemp(prefix="recallstore-pgbouncer-"))
-    run_as = _run_as()
+    run_as = _run_as(server_url)
     if run_as is not None:
         account = pwd.getpwnam(run_as)
         os.chown(directory, account.pw_uid, account.pw_gid)
@@ -229,6 +238,16 @@ def _start_pgbouncer(binary: str, server_url: str) -> tuple[str, Callable[[], No
 @pytest.fixture(scope="session")
 def pgbouncer_url(postgres_url: str) -> Iterator[str]:
     """The URL of a PgBouncer in transaction pooling mode in front of ``postgres_url``."""
+    yield from _pgbouncer_in_front_of(postgres_url)
+
+
+@pytest.fixture(scope="session")
+def pgvector_pgbouncer_url(pgvector_url: str) -> Iterator[str]:
+    """The URL of a PgBouncer in transaction pooling mode in front of ``pgvector_url``."""
+    yield from _pgbouncer_in_front_of(pgvector_url)
+
+
+def _pgbouncer_in_front_of(server_url: str) -> Iterator[str]:
     required = os.environ.get("RECALLSTORE_REQUIRE_PGBOUNCER") == "1"
     binary = shutil.which("pgbouncer") or next(
         (path for path in ("/usr/sbin/pgbouncer", "/usr/bin/pgbouncer") if Path(path).exists()),
@@ -240,7 +259,7 @@ def pgbouncer_url(postgres_url: str) -> Iterator[str]:
             pytest.fail(reason)
         pytest.skip(reason)
     try:
-        url, cleanup = _start_pgbouncer(binary, postgres_url)
+        url, cleanup = _start_pgbouncer(binary, server_url)
     except RuntimeError as exc:
         if required:
             raise

@@ -6,6 +6,7 @@ from __future__ import annotations
 from tests.postgres_server import (
     POSTGRES_URL,
     pgbouncer_url,
+    pgvector_pgbouncer_url,
     pgvector_schema,
     pgvector_url,
     postgres_schema,
@@ -15,6 +16,7 @@ from tests.postgres_server import (
 __all__ = [
     "POSTGRES_URL",
     "pgbouncer_url",
+    "pgvector_pgbouncer_url",
     "pgvector_schema",
     "pgvector_url",
     "postgres_schema",

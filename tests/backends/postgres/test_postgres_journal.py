@@ -94,6 +94,39 @@ async def test_retention_and_a_listening_tailer(postgres_url: str, postgres_sche
         assert [entry.id for entry in await reader.read_journal()] == [5, 6, 7]
 
 
+async def test_retention_holds_for_a_long_append_and_concurrent_writers(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    # The append's prune runs in the statement that inserts, after the lock is taken:
+    # it must still keep at most max_events rows when one append carries more than
+    # that (buffered search events) and when other stores append just before it.
+    settings = JournalSettings(max_events=3)
+    async with PostgresMemoryStore(postgres_url, schema=postgres_schema, journal=settings) as one:
+        await one.write([note("first")])
+        for n in range(6):
+            await one.search(MemorySearchQuery(query=f"fact {n}", scope=SCOPE))
+    async with PostgresMemoryStore(postgres_url, schema=postgres_schema, journal=settings) as seen:
+        entries = await seen.read_journal()
+        assert len(entries) == 3
+        assert await seen.journal_bounds() == (entries[0].id, entries[-1].id)
+        stores = [
+            PostgresMemoryStore(postgres_url, schema=postgres_schema, journal=settings)
+            for _ in range(4)
+        ]
+        for store in stores:
+            await store.open()
+        try:
+            await asyncio.gather(
+                *(store.write([note(f"w{n}")]) for store in stores for n in range(5))
+            )
+        finally:
+            for store in stores:
+                await store.aclose()
+        after = await seen.read_journal()
+        assert len(after) == 3
+        assert [entry.id for entry in after] == list(range(after[0].id, after[0].id + 3))
+
+
 class TestPostgresJournalKit(JournalConformance):
     @pytest.fixture
     def store_factory(self, postgres_url: str, postgres_schema: str) -> StoreFactory:

@@ -10,7 +10,13 @@ import psycopg
 import pytest
 
 from recallstore.backends.postgres import PostgresMemoryStore
-from recallstore.backends.postgres.rows import COLUMN_NAMES, COLUMNS, record_from
+from recallstore.backends.postgres.rows import (
+    COLUMN_NAMES,
+    COLUMNS,
+    TEXT_COLUMNS,
+    record_from,
+    record_from_text,
+)
 from recallstore.records import MemoryRecord, MemoryTarget, Provenance
 
 NOW = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)
@@ -58,7 +64,12 @@ async def test_rows_rebuild_the_records_validation_would(
         rows = conn.execute(
             f"SELECT {COLUMNS} FROM {postgres_schema}.memory_records ORDER BY id"
         ).fetchall()
+        # What a keyword search reads its candidates as (JSON decoded for winners only).
+        texts = conn.execute(
+            f"SELECT {TEXT_COLUMNS} FROM {postgres_schema}.memory_records ORDER BY id"
+        ).fetchall()
     assert len(rows) == len(RECORDS)
+    assert [record_from_text(row) for row in texts] == RECORDS
     for row, original in zip(rows, RECORDS, strict=True):
         fast = record_from(row)
         validated = MemoryRecord.model_validate(dict(zip(COLUMN_NAMES, row, strict=True)))

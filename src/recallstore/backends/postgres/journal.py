@@ -68,21 +68,33 @@ class JournalTable:
         """Insert ``rows`` in the open transaction, in commit order; prune past ``max_events``."""
         if not rows:
             return
-        # No result is read back per row. Under the lock the newest row is ours
-        # (appends commit one at a time), so max(seq) is its id.
+        # Two statements (four were). The lock first, on its own: the next statement's
+        # snapshot then sees every append committed before ours, so its prune keeps
+        # at most max_events rows (in one statement with the lock, its snapshot would
+        # predate the lock's grant). Under the lock the newest rows are ours: the
+        # prune and the notification take the newest id from the insert's RETURNING.
         await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self._lock_key,))
         await conn.execute(
-            f"INSERT INTO {self.table} (at, type, envelope) "
-            "SELECT * FROM unnest(%b::timestamptz[], %b::text[], %b::text[]::jsonb[])",
+            f"WITH added AS (INSERT INTO {self.table} (at, type, envelope) "
+            "SELECT * FROM unnest(%b::timestamptz[], %b::text[], %b::text[]::jsonb[]) "
+            "RETURNING seq), "
+            "newest AS (SELECT max(seq) AS seq FROM added), "
+            f"pruned AS (DELETE FROM {self.table} WHERE seq <= (SELECT seq FROM newest) - %s) "
+            "SELECT pg_notify(%s, (SELECT seq FROM newest)::text)",
             (
                 [datetime.fromisoformat(str(row["timestamp"])) for row in rows],
                 [row["type"] for row in rows],
                 [json.dumps(row, separators=(",", ":")) for row in rows],
+                max_events,
+                self.channel,
             ),
         )
-        newest = f"(SELECT max(seq) FROM {self.table})"
-        await conn.execute(f"DELETE FROM {self.table} WHERE seq <= {newest} - %s", (max_events,))
-        await conn.execute(f"SELECT pg_notify(%s, {newest}::text)", (self.channel,))
+        if len(rows) > max_events:
+            # The prune above cannot see the rows its own statement inserted.
+            newest = f"(SELECT max(seq) FROM {self.table})"
+            await conn.execute(
+                f"DELETE FROM {self.table} WHERE seq <= {newest} - %s", (max_events,)
+            )
 
     async def read(self, conn: AsyncConnection[Any], after: int, limit: int) -> list[JournalEntry]:
         """Entries with ids above ``after``, oldest first."""

@@ -71,8 +71,13 @@ async def fetch_keyed(
 
 
 def in_key_order(records: Sequence[MemoryRecord]) -> list[MemoryRecord]:
-    """``records`` in the order their rows are inserted: by key, whole (unkeyed first)."""
-    return sorted(records, key=lambda record: idempotency_key_of(record)[::-1])
+    """``records`` in the order their rows are inserted: by key, whole (unkeyed first,
+    as given: only keyed rows can make two batches wait for each other)."""
+    keyed = [record for record in records if record.idempotency_key]
+    if not keyed:
+        return list(records)
+    unkeyed = [record for record in records if not record.idempotency_key]
+    return unkeyed + sorted(keyed, key=lambda record: idempotency_key_of(record)[::-1])
 
 
 class RetriesKeyRaces(BaseMemoryStore["AsyncConnection[Any]"]):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from recallstore._search.query import (
@@ -27,7 +28,8 @@ from recallstore._search.query import (
 )
 from recallstore.backends._time_filters import postgres_time_clauses
 from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES, scope_lexeme
-from recallstore.records import MemorySearchQuery
+from recallstore.backends.postgres.rows import COLUMN_NAMES, COLUMNS, TEXT_COLUMNS, record_from_text
+from recallstore.records import MemoryRecord, MemorySearchQuery
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
@@ -126,6 +128,10 @@ class PostgresStatistics:
 
         return receive
 
+    def learn(self, counts: Mapping[str, int]) -> None:
+        """Add stems' record counts read alongside a search's candidates to the cache."""
+        self._frequency.update(counts)
+
     async def lookup(self, conn: AsyncConnection[Any], stems: Sequence[str]) -> CorpusStatistics:
         """The statistics for ``stems``, from ``memory_stems`` (kept by triggers)."""
         missing = sorted({stem for stem in stems if stem not in self._frequency})
@@ -156,56 +162,92 @@ async def ranked_candidates(
     query: MemorySearchQuery,
     now: datetime,
     statistics: PostgresStatistics,
-) -> list[tuple[float, str]]:
-    """(score, id) of a keyword ``query``, best first, at most its limit; ``conn`` is
-    in pipeline mode (the statements whose answers can wait travel together).
+) -> tuple[list[tuple[float, str]], dict[str, Callable[[], MemoryRecord]]]:
+    """(score, id) of a keyword ``query``, best first, at most its limit; and what
+    builds the record of each candidate read whole (every one, when the filters hold at
+    most :data:`~recallstore._search.query.EXHAUSTIVE_SCOPE` matches).
 
-    Candidates are read as (id, content, recency) only: a search scores up to
-    :data:`~recallstore._search.query.EXHAUSTIVE_SCOPE` of them, and decoding every
-    candidate's JSON columns into a record was most of its time (issue 30). The caller
-    reads the winners' rows.
+    One round trip in the common case: the totals, the query's stem counts and the
+    candidates (with the counts of every stem they hold, for the feedback words) are
+    sent as one pipeline and read after its Sync. Candidates' JSON columns come as text
+    and are decoded for the winners only: a search scores up to EXHAUSTIVE_SCOPE of
+    them, and decoding every candidate into a record was most of its time (issue 30).
     """
-    table = f"{schema}.memory_records"
     where, params, in_scope = filter_clauses(query, now)
     condition = " AND ".join(["search_text @@ %s::tsquery", *where])
-    # In the caller's pipeline, the totals and the query's stem counts travel with the
-    # first candidates' query: one round trip where three were (and the counts fresh).
-    stems = [term.stem for term in plan_query(query.query or "")]
-    receive: Callable[[], Awaitable[None]] | None = await statistics.ask(conn, stems)
+    terms = plan_query(query.query or "")
+    stems = [term.stem for term in terms]
+    first = _indexed([term.stem for term in terms])
+    async with conn.pipeline():
+        receive = await statistics.ask(conn, stems)
+        sent = (
+            await conn.execute(
+                _candidates_sql(schema, condition),
+                [_matching(first, in_scope), *params, EXHAUSTIVE_SCOPE + 1, EXHAUSTIVE_SCOPE],
+            )
+            if first
+            else None
+        )
+    await receive()  # first: it drops the cache when records changed since
+    known: dict[str, Callable[[], MemoryRecord]] = {}
+    prefetched: list[Candidate[str]] = []
+    if sent is not None:
+        rows = await sent.fetchall()
+        statistics.learn({str(row[-2]): int(row[-1]) for row in rows if row[1] is None})
+        for row in rows:
+            if row[1] is not None:
+                key, content, recency = str(row[1]), str(row[4]), str(row[0])
+                prefetched.append(Candidate(key, content, (recency, key)))
+                known[key] = partial(record_from_text, row[1:-2])
+    unread = [(first, prefetched)] if sent is not None else []
+    ranked = await _ranked(conn, schema, condition, params, in_scope, query, statistics, unread)
+    return ranked, known
 
-    async def settle() -> None:
-        nonlocal receive
-        if receive is not None:
-            answers, receive = receive, None
-            await answers()
 
-    ranked = await _ranked(conn, table, condition, params, in_scope, query, statistics, settle)
-    await settle()  # read every answer, whatever the ranking asked for
-    return ranked
+def _indexed(stems: Sequence[str]) -> list[str]:
+    # A longer stem is in no record's search_text (lexemes.MAX_LEXEME_BYTES).
+    return [stem for stem in stems if len(stem.encode()) <= MAX_LEXEME_BYTES]
+
+
+def _candidates_sql(schema: str, condition: str) -> str:
+    """Up to ``%s`` records of ``condition`` as (recency, TEXT_COLUMNS, NULL, NULL);
+    when they are at most ``%s``, then a row (NULL…, stem, records holding it) for every
+    stem they hold: the feedback words' statistics, known without another round trip."""
+    width = 1 + len(COLUMN_NAMES)
+    return (
+        f"WITH c AS MATERIALIZED (SELECT {_RECENCY} AS recency, {TEXT_COLUMNS}, search_text "
+        f"FROM {schema}.memory_records WHERE {condition} LIMIT %s) "
+        f"SELECT recency, {COLUMNS}, NULL::text, NULL::bigint FROM c UNION ALL "
+        f"SELECT {', '.join(['NULL'] * width)}, s.stem, s.documents "
+        f"FROM {schema}.memory_stems AS s WHERE (SELECT count(*) FROM c) <= %s "
+        "AND s.stem IN (SELECT unnest(tsvector_to_array(search_text)) FROM c)"
+    )
 
 
 async def _ranked(
     conn: AsyncConnection[Any],
-    table: str,
+    schema: str,
     condition: str,
     params: list[Any],
     in_scope: str | None,
     query: MemorySearchQuery,
     statistics: PostgresStatistics,
-    settle: Callable[[], Awaitable[None]],
+    unread: list[tuple[list[str], list[Candidate[str]]]],
 ) -> list[tuple[float, str]]:
+    table = f"{schema}.memory_records"
 
     async def select(stems: list[str], limit: int) -> list[Candidate[str]]:
-        """Every record of the filters holding one of ``stems``, up to ``limit``."""
+        """Every record of the filters holding one of ``stems``, up to ``limit``: the
+        rows read with the statistics when they are those asked for."""
+        if unread and unread[0][0] == stems:
+            return unread.pop()[1]
         cursor = await conn.execute(
             f"SELECT id, content, {_RECENCY} FROM {table} WHERE {condition} LIMIT %s",
             [_matching(stems, in_scope), *params, limit],
         )
-        rows = await cursor.fetchall()
-        await settle()
         return [
             Candidate(str(key), str(content), (str(recency), str(key)))
-            for key, content, recency in rows
+            for key, content, recency in await cursor.fetchall()
         ]
 
     async def best(
@@ -230,7 +272,7 @@ async def _ranked(
         return found, float(rows[-1][3]) if rows else 0.0
 
     async def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[str]]:
-        stems = [t.stem for t in terms if len(t.stem.encode()) <= MAX_LEXEME_BYTES]
+        stems = _indexed([t.stem for t in terms])
         if not stems:
             return []
         # Every match when there are few enough (any scope of EXHAUSTIVE_SCOPE records
@@ -263,7 +305,6 @@ async def _ranked(
         return (await best(weights, stems, n))[0]
 
     async def lookup(stems: Sequence[str]) -> CorpusStatistics:
-        await settle()
         return await statistics.lookup(conn, stems)
 
     return await rank_records(query.query or "", fetch, lookup, query.limit)

@@ -405,21 +405,14 @@ class PostgresMemoryStore(
             vector = await self._embed_query(query.query or "") if hybrid else None
             asked = self._fusion_query(query) if hybrid else query
             async with self._searching() as conn:
-                winners = None
-                async with conn.pipeline():
-                    ranked = await ranked_candidates(
-                        conn, self._schema, asked, now, self._statistics
-                    )
-                    if vector is None:
-                        # The winners' rows travel with the pipeline's closing Sync.
-                        winners = await conn.execute(
-                            f"SELECT {COLUMNS} FROM {self._table} WHERE id = ANY(%s)",
-                            ([key for _, key in ranked],),
-                        )
-                if winners is not None:
-                    rows = await winners.fetchall()
-                    return hits_of(ranked, {}, {row[0]: record_from(row) for row in rows})
-            return await self._hybrid_search(query, ranked, {}, vector, now)
+                ranked, known = await ranked_candidates(
+                    conn, self._schema, asked, now, self._statistics
+                )
+                if vector is None:
+                    missing = [key for _, key in ranked if key not in known]
+                    fetched = await self._fetch_records(conn, missing) if missing else {}
+                    return hits_of(ranked, known, fetched)
+            return await self._hybrid_search(query, ranked, known, vector, now)
         where, params, in_scope = filter_clauses(query, now)
         if in_scope is not None:
             where, params = ["search_text @@ %s::tsquery", *where], [in_scope, *params]
