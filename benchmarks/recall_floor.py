@@ -112,10 +112,14 @@ def fraction(value: float, always: int = 3) -> Floor:
     """Today's rule: the best ``always``, then a score at least ``value`` of the best."""
 
     def floor(hits: list[Hit]) -> list[Hit]:
+        # As above_floor: against the best score, which a time-boosted list may not
+        # have first.
         scores = [hit.score for hit in hits]
-        if not hits or any(score is None for score in scores) or (scores[0] or 0) <= 0:
+        if not hits or any(score is None for score in scores):
             return hits
-        best = scores[0] or 0.0
+        best = max(score for score in scores if score is not None)
+        if best <= 0:
+            return hits
         return [h for i, h in enumerate(hits) if i < always or (h.score or 0.0) >= value * best]
 
     return floor
