@@ -203,7 +203,7 @@ def unrelated_cosines(embedder: CachedEmbedder, questions: list[Question]) -> No
         )
         if not texts or not held:
             continue
-        asked = _unit([embedder.query_cache.get(t) or embedder.cache[t] for t in texts])
+        asked = _unit([embedder.query_cache.get(t, embedder.cache.get(t)) for t in texts])
         said = _unit([embedder.cache[text] for text in held])
         values = (asked @ said.T).ravel()
         cells = ", ".join(f"p{p} {np.percentile(values, p):.3f}" for p in (50, 90, 95, 99, 99.9))
