@@ -104,7 +104,12 @@ async def assemble_recall(
     )
     with call_context(conversation_id=conversation_id, run_id=run_id):
         profile = [hit.record for hit in await store.search(profile_query)]
-        hits = [] if hits_query.is_listing else await _hits(store, hits_query, now, time_zone)
+        hits = (
+            []
+            if hits_query.is_listing
+            # Hits far below the best are noise for the block (recallstore._search.floor).
+            else above_floor(await _hits(store, hits_query, now, time_zone), lambda hit: hit.score)
+        )
         # One line per statement: a store that already holds equal or near-identical
         # records (the same words; saved before write-time deduplication, or captured
         # twice) shows the first of them only.
@@ -178,7 +183,8 @@ def _fit(
 async def _hits(
     store: MemoryStore, query: MemorySearchQuery, now: datetime | None, zone: tzinfo | None
 ) -> list[MemoryHit]:
-    """The search hits of the first message, its time phrase's window boosted."""
+    """The search hits of the first message, its time phrase's window boosted, before
+    the relevance floor (``benchmarks/recall_floor.py`` reads them whole)."""
 
     async def search(text: str, window: TimeWindow, limit: int) -> list[MemoryHit]:
         asked = query.model_copy(
@@ -194,5 +200,4 @@ async def _hits(
     hits, _ = await time_boosted_search(
         search, query.query or "", query.limit, now or store_clock(store)(), zone
     )
-    # Hits far below the best are noise for the block (recallstore._search.floor).
-    return above_floor(hits, lambda hit: hit.score)
+    return hits
