@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -259,6 +260,12 @@ def _hang_up_once(db: Path, how: str) -> tuple[int, str]:
     )
     assert process.stdin is not None
     assert process.stdout is not None
+    assert process.stderr is not None
+    # stderr is drained while the server runs: a server that has something to say must
+    # not block on a full pipe (and hold the database) while the test waits for its exit.
+    said: list[bytes] = []
+    drain = threading.Thread(target=lambda: said.append(process.stderr.read()), daemon=True)  # type: ignore[union-attr]
+    drain.start()
     lines = [INITIALIZE, INITIALIZED] + [
         _call(2 + n, "memory_save", {"content": f"Fact number {n}."}) for n in range(5)
     ]
@@ -275,14 +282,16 @@ def _hang_up_once(db: Path, how: str) -> tuple[int, str]:
         # Stop reading and writing: the answers still in flight meet a closed pipe.
         process.stdout.close()
         process.stdin.close()
-    assert process.stderr is not None
     try:
         status = process.wait(timeout=EXIT_TIMEOUT)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-        return -1, f"still running {EXIT_TIMEOUT}s after the hang-up ({how})"
-    return status, process.stderr.read().decode()
+        drain.join(EXIT_TIMEOUT)
+        stderr = b"".join(said).decode(errors="replace")
+        return -1, f"still running {EXIT_TIMEOUT}s after the hang-up ({how}); stderr: {stderr}"
+    drain.join(EXIT_TIMEOUT)
+    return status, b"".join(said).decode()
 
 
 @pytest.mark.slow
