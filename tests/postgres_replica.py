@@ -17,6 +17,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -142,3 +143,12 @@ def replica_pair() -> Iterator[tuple[str, str]]:
         yield primary_url, standby_url
     finally:
         _stop(binaries, made[1:], made[0])
+
+
+@pytest.fixture
+def replica_schema(replica_pair: tuple[str, str]) -> Iterator[str]:
+    """A fresh schema name for one test's store on the pair, dropped afterwards."""
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    yield name
+    with psycopg.connect(replica_pair[0], autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")

@@ -6,28 +6,23 @@ standby and counted; a standby that cannot catch up is passed over for the prima
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import Iterator
 from urllib.parse import quote
 
 import psycopg
 import pytest
-from tests.postgres_replica import replica_pair
+from tests.postgres_replica import replica_pair, replica_schema
 
 from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
 
-__all__ = ["replica_pair"]
+__all__ = ["replica_pair", "replica_schema"]
 
 TRIALS = 1_000
 
 
 @pytest.fixture
-def schema(replica_pair: tuple[str, str]) -> Iterator[str]:
-    name = f"t_{uuid.uuid4().hex[:16]}"
-    yield name
-    with psycopg.connect(replica_pair[0], autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+def schema(replica_schema: str) -> str:
+    return replica_schema
 
 
 @pytest.mark.slow

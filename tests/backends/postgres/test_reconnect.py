@@ -10,30 +10,26 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import psycopg
 import pytest
 from tests.postgres_failover import FailoverPair
-from tests.postgres_replica import _binaries, replica_pair
+from tests.postgres_replica import _binaries, replica_pair, replica_schema
 
 from recallstore.backends.postgres import PostgresMemoryStore
 from recallstore.errors import StoreUnavailableError
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
 
-__all__ = ["replica_pair"]
+__all__ = ["replica_pair", "replica_schema"]
 
 SCOPE = {"user": "u1"}
 _BOUND = 60.0  # seconds for a server to act on what it was told
 
 
 @pytest.fixture
-def schema(replica_pair: tuple[str, str]) -> Iterator[str]:
-    name = f"t_{uuid.uuid4().hex[:16]}"
-    yield name
-    with psycopg.connect(replica_pair[0], autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+def schema(replica_schema: str) -> str:
+    return replica_schema
 
 
 def _both_nodes(standby: str, primary: str) -> str:

@@ -33,19 +33,15 @@ compares the two paths over random stores and queries.
 
 from __future__ import annotations
 
-import math
 import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Final
 
 from recallstore._search.porter import porter_stem
-from recallstore.backends.sqlite.insert import scope_token
+from recallstore.backends.sqlite.search import IndexFigures, words_expression
 
-__all__ = ["PORTER_TOKENIZER", "IndexFigures", "best_pruned_now", "fts5_bm25"]
-
-PORTER_TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
-"""The only tokenizer whose counting this module reproduces (the default)."""
+__all__ = ["best_pruned_now", "fts5_bm25"]
 
 _ENABLED = True
 """Private switch: False makes every search ask FTS5 (benchmarks time both paths)."""
@@ -67,22 +63,6 @@ _MATCH: Final = (
 )
 
 
-class IndexFigures:
-    """What FTS5's bm25() reads from the index for every query: the row count, the
-    token total of every column (its mean row length), and each phrase's row count."""
-
-    def __init__(self, rows: int, tokens: int, documents: Mapping[str, int]) -> None:
-        self.rows = rows
-        self.average = float(tokens) / float(rows) if rows else 0.0
-        self.documents = documents
-
-    def idf(self, term: str) -> float:
-        """FTS5's idf of a term (its floor of 1e-6 included)."""
-        hits = self.documents.get(term, 0)
-        value = math.log((self.rows - hits + 0.5) / (hits + 0.5))
-        return value if value > 0.0 else 1e-6
-
-
 def fts5_bm25(idfs: Sequence[float], counts: Sequence[int], length: int, average: float) -> float:
     """FTS5's ``bm25()`` of a row (negative, lower is better), the same double: the
     phrases' ``idfs`` and ``counts`` in the expression's order, ``length`` the row's
@@ -95,18 +75,6 @@ def fts5_bm25(idfs: Sequence[float], counts: Sequence[int], length: int, average
             (frequency * (_K1 + 1.0)) / (frequency + _K1 * (1 - _B + _B * length / average))
         )
     return -1.0 * score
-
-
-def _quoted(token: str) -> str:
-    return '"' + token.replace('"', '""') + '"'
-
-
-def _expression(scope: Mapping[str, str], words: Sequence[str]) -> str:
-    content = f"content : ({' OR '.join(_quoted(word) for word in words)})"
-    if not scope:
-        return content
-    pairs = " AND ".join(_quoted(scope_token(key, value)) for key, value in scope.items())
-    return f"scope_terms : ({pairs}) AND {content}"
 
 
 def _column_sizes(block: bytes) -> list[int]:
@@ -161,7 +129,7 @@ def best_pruned_now(
         if idfs[order[end - 1]] <= others:
             continue
         for phrase in order[unread:end]:
-            rows = db.execute(_MATCH, (_expression(scope, [words[phrase]]),)).fetchall()
+            rows = db.execute(_MATCH, (words_expression(scope, [words[phrase]]),)).fetchall()
             if not _score_rows(rows, terms, idfs, figures.average, scored):
                 return None  # text FTS5 may count otherwise: let it rank
         unread = end

@@ -18,6 +18,7 @@ cached until the index changes.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -30,14 +31,15 @@ from recallstore._search.query import CorpusStatistics, QueryTerm
 from recallstore._search.text import fts5_words, tokenize
 from recallstore.backends._time_filters import sqlite_time_conditions
 from recallstore.backends.sqlite.insert import recency_key, scope_token
-from recallstore.backends.sqlite.pruning import PORTER_TOKENIZER, IndexFigures
 from recallstore.backends.sqlite.rows import RECORD_COLUMNS, on_thread
 from recallstore.records import MemorySearchQuery
 
 __all__ = [
     "DRIVER_CAP",
+    "PORTER_TOKENIZER",
     "SCOPE_CHECK",
     "FtsStatistics",
+    "IndexFigures",
     "candidates_sql",
     "choose_driver_now",
     "export_page",
@@ -48,6 +50,7 @@ __all__ = [
     "match_expression",
     "narrowest_within_now",
     "scope_token",
+    "words_expression",
 ]
 
 DRIVER_CAP: Final = 2_000
@@ -86,6 +89,26 @@ _CHECK: Final = {
 }
 
 
+PORTER_TOKENIZER: Final = "porter unicode61 remove_diacritics 2"
+"""The only tokenizer whose counting ``sqlite.pruning`` reproduces (the default)."""
+
+
+class IndexFigures:
+    """What FTS5's bm25() reads from the index for every query: the row count, the
+    token total of every column (its mean row length), and each phrase's row count."""
+
+    def __init__(self, rows: int, tokens: int, documents: Mapping[str, int]) -> None:
+        self.rows = rows
+        self.average = float(tokens) / float(rows) if rows else 0.0
+        self.documents = documents
+
+    def idf(self, term: str) -> float:
+        """FTS5's idf of a term (its floor of 1e-6 included)."""
+        hits = self.documents.get(term, 0)
+        value = math.log((self.rows - hits + 0.5) / (hits + 0.5))
+        return value if value > 0.0 else 1e-6
+
+
 def _quoted(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
@@ -103,6 +126,12 @@ def match_expression(scope: dict[str, str], terms: Sequence[QueryTerm], text: st
     for word in fts5_words(text):
         if word not in words and any(porter_stem(part) in stems for part in tokenize(word)):
             words[word] = None
+    return words_expression(scope, list(words))
+
+
+def words_expression(scope: Mapping[str, str], words: Sequence[str]) -> str:
+    """The FTS5 expression for records in ``scope`` holding any of ``words``, each a
+    quoted string."""
     content = f"content : ({' OR '.join(_quoted(word) for word in words)})"
     if not scope:
         return content
