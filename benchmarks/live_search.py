@@ -22,6 +22,14 @@ floor of the live figure). Quiet and live alternate, so machine noise hits both 
 The table gives p50/p95, the ratios of the p50s to quiet's (the target for live is
 1.5× at most) and how fast the store was loaded.
 
+The **SQLite floor** of that ratio: each round's search captured from the store's
+connection warm (quiet) and right after a write (live: it also re-reads its words'
+counts), and one invalidation's statements, replayed through a plain ``sqlite3``
+connection on the same file with the store's PRAGMAs (the store idle): the quiet
+statements timed after an untimed run of them, then the live statements right after
+the invalidation's (another record's id each round). What a committed write costs the
+next search in SQLite itself, with no Python of the store's around it.
+
     .venv/bin/python benchmarks/live_search.py [--records 200000] [--engine 1000000]
         [--rounds 200]
 """
@@ -31,6 +39,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -39,7 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from store_bench import TENANTS, Corpus
+from store_bench import PRAGMAS, TENANTS, Corpus, Trace
 
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
@@ -72,6 +81,9 @@ class Result:
     live: list[float]
     writes: list[float]
     after_invalidate: list[float]
+    floor_quiet: list[float]
+    floor_quiet_live: list[float]
+    floor_after_write: list[float]
 
 
 def _p50(times: list[float]) -> float:
@@ -100,7 +112,7 @@ async def _timed_rounds(
     load_rate: float,
     rounds: list[Round],
 ) -> Result:
-    result = Result(name, records, load_rate, [], [], [], [])
+    result = Result(name, records, load_rate, [], [], [], [], [], [], [])
     for one in rounds:
         await store.search(one.query)  # warm: page cache, statistics for these words
         begun = time.perf_counter()
@@ -118,7 +130,49 @@ async def _timed_rounds(
         begun = time.perf_counter()
         await store.search(one.query)
         result.after_invalidate.append(time.perf_counter() - begun)
+    await _floor_rounds(store, rounds, result)
     return result
+
+
+def _replay(conn: sqlite3.Connection, statements: list[str]) -> float:
+    begun = time.perf_counter()
+    for sql in statements:
+        conn.execute(sql).fetchall()
+    return time.perf_counter() - begun
+
+
+def _one_transaction(statements: list[str], begin: str) -> list[str]:
+    """A traced call's statements in one transaction of their own: the trace also holds
+    FTS5's and the group commit's transaction control, which a replay must not repeat."""
+    kept = (sql for sql in statements if not sql.startswith(("BEGIN", "COMMIT", "ROLLBACK")))
+    return [begin, *kept, "COMMIT"]
+
+
+async def _floor_rounds(store: SqliteMemoryStore, rounds: list[Round], result: Result) -> None:
+    """The SQLite floor of live / quiet: the store's own statements through plain sqlite3."""
+    trace = Trace(store)
+    spares = await store.write([one.elsewhere for one in rounds])  # one to invalidate a round
+    model = spares[0].id
+    write = _one_transaction(await trace.of(lambda: store.invalidate(model)), "BEGIN IMMEDIATE")
+    plans = []
+    for one in rounds:
+        # What the search runs warm, and right after a write (its words' counts re-read).
+        quiet = await trace.of(lambda q=one.query: store.search(q))
+        await store.write([one.elsewhere])
+        live = await trace.of(lambda q=one.query: store.search(q))
+        plans.append((_one_transaction(quiet, "BEGIN"), _one_transaction(live, "BEGIN")))
+    floor = sqlite3.connect(store.path, isolation_level=None)
+    try:
+        for pragma in PRAGMAS:
+            floor.execute(pragma)
+        for (quiet, live), spare in zip(plans, spares[1:], strict=False):
+            _replay(floor, live)  # warm: the page cache
+            result.floor_quiet.append(_replay(floor, quiet))
+            result.floor_quiet_live.append(_replay(floor, live))
+            _replay(floor, [sql.replace(model, spare.id) for sql in write])
+            result.floor_after_write.append(_replay(floor, live))
+    finally:
+        floor.close()
 
 
 async def garden(folder: Path, records: int, rounds: int, seed: int) -> Result:
@@ -165,9 +219,11 @@ def report(results: list[Result]) -> None:
     print(
         "| store | records | loaded records/s | quiet p50 ms | quiet p95 ms | "
         "live p50 ms | live p95 ms | live / quiet (p50) | after invalidate p50 ms "
-        "| after invalidate / quiet | write p50 ms |"
+        "| after invalidate / quiet | write p50 ms | sqlite3 quiet p50 ms "
+        "| sqlite3 live statements, no write p50 ms | sqlite3 live statements after a write p50 ms "
+        "| sqlite3 after a write / quiet |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for result in results:
         quiet = _p50(result.quiet)
         floor = _p50(result.after_invalidate)
@@ -176,7 +232,9 @@ def report(results: list[Result]) -> None:
             f"{quiet:.2f} | {_p95(result.quiet):.2f} | "
             f"{_p50(result.live):.2f} | {_p95(result.live):.2f} | "
             f"{_p50(result.live) / quiet:.2f}× | {floor:.2f} | {floor / quiet:.2f}× | "
-            f"{_p50(result.writes):.2f} |"
+            f"{_p50(result.writes):.2f} | {_p50(result.floor_quiet):.3f} | "
+            f"{_p50(result.floor_quiet_live):.3f} | {_p50(result.floor_after_write):.3f} | "
+            f"{_p50(result.floor_after_write) / _p50(result.floor_quiet):.2f}× |"
         )
 
 
