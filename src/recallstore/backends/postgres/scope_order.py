@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from recallstore.backends.postgres.lexemes import SCOPE_LEXEME_PREFIX, scope_lexeme
-from recallstore.backends.postgres.rows import COLUMNS
+from recallstore.backends.postgres.rows import TEXT_COLUMNS
 
 __all__ = ["listing_pair", "migration", "scoped_listing_sql"]
 
@@ -87,7 +87,7 @@ def scoped_listing_sql(schema: str, where: Sequence[str]) -> str:
     newest first (``created_at DESC, id DESC``, the records' own order)."""
     condition = " AND ".join(["o.pair = %s", *where])
     return (
-        f"SELECT {COLUMNS} FROM {schema}.memory_scope_order AS o "
+        f"SELECT {TEXT_COLUMNS} FROM {schema}.memory_scope_order AS o "
         f"JOIN {schema}.memory_records ON id = o.record_id "
         f"WHERE {condition} ORDER BY o.at DESC, o.record_id DESC LIMIT %s"
     )

@@ -54,9 +54,11 @@ from recallstore.backends.postgres.revisions import PostgresRevisions
 from recallstore.backends.postgres.routing import StandbyReads
 from recallstore.backends.postgres.rows import (
     COLUMNS,
+    TEXT_COLUMNS,
     insert_arrays,
     insert_statement,
     record_from,
+    record_from_text,
 )
 from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate, read_store_id
 from recallstore.backends.postgres.scope_order import listing_pair, scoped_listing_sql
@@ -422,14 +424,14 @@ class PostgresMemoryStore(
             if in_scope is not None:
                 where, params = ["search_text @@ %s::tsquery", *where], [in_scope, *params]
             sql = (
-                f"SELECT {COLUMNS} FROM {self._table} "
+                f"SELECT {TEXT_COLUMNS} FROM {self._table} "
                 f"WHERE {' AND '.join(where) or 'TRUE'} "
                 "ORDER BY created_at DESC, id DESC LIMIT %s"
             )
         async with self._searching() as conn:
             cursor = await conn.execute(sql, [*params, query.limit])
             rows = await cursor.fetchall()
-        return [MemoryHit.trusted({"record": record_from(row), "score": None}) for row in rows]
+        return [MemoryHit.trusted({"record": record_from_text(row), "score": None}) for row in rows]
 
     async def _replace_vectors(
         self, handle: AsyncConnection[Any], embedder: Embedder, made: dict[str, Matrix]
