@@ -172,14 +172,13 @@ async def ranked_candidates(
     known: dict[str, Callable[[], MemoryRecord]] = {}
     prefetched: list[Candidate[str]] = []
     for row in rows:
-        if row[1] is not None:
-            key = row[1]
-            prefetched.append(Candidate(key, row[4], (row[0], key)))
-            known[key] = partial(record_from_text, row[1:_ROW_END])
-        elif row[_STEM] is not None:
-            counts[row[_STEM]] = row[_STEM + 1]
-        else:
-            totals = row[_STEM + 1 :]
+        key = row[1]
+        if key is None:  # the one row of statistics
+            totals = row[_STEMS + 2 :]
+            counts = dict(zip(row[_STEMS] or (), row[_STEMS + 1] or (), strict=True))
+            continue
+        prefetched.append(Candidate(key, row[4], (row[0], key)))
+        known[key] = partial(record_from_text, row[1:_STEMS])
     statistics.receive(totals, wanted)  # first: it drops the cache when records changed
     statistics.learn(counts)
     unread = [(first, prefetched)]
@@ -192,31 +191,32 @@ def _indexed(stems: Sequence[str]) -> list[str]:
     return [stem for stem in stems if len(stem.encode()) <= MAX_LEXEME_BYTES]
 
 
-_ROW_END = 1 + len(COLUMN_NAMES)
-"""Where a candidate's record columns end in a row of :func:`_candidates_sql`."""
-_STEM = _ROW_END
-"""Where a row of :func:`_candidates_sql` holds a stem, then its record count (or the
-totals: documents, tokens, version)."""
+_STEMS = 1 + len(COLUMN_NAMES)
+"""Where a candidate's record columns end in a row of :func:`_candidates_sql`, and where
+its statistics row holds the stems, then their record counts, documents, tokens and
+the totals' version."""
 
 
 def _candidates_sql(schema: str, condition: str) -> str:
-    """Up to ``%s`` records of ``condition`` as (recency, TEXT_COLUMNS, NULL…); a row
-    (NULL…, stem, records holding it, NULL, NULL) for each stem of ``%s`` (the query's)
-    and, when the records are at most ``%s``, for every stem they hold (the feedback
-    words'); and the totals as (NULL…, NULL, documents, tokens, version). One snapshot
-    for all: the counts always match the totals' version."""
-    nulls = ", ".join(["NULL"] * _ROW_END)
+    """Up to ``%s`` records of ``condition`` as (recency, TEXT_COLUMNS, NULL…), then one
+    row (NULL…, stems, their record counts, documents, tokens, version): the stems of
+    ``%s`` (the query's) and, when the records are at most ``%s``, every stem they hold
+    (the feedback words'), with the store's totals. One snapshot for all: the counts
+    always match the totals' version. The counts travel as two arrays, not a row a
+    stem: a search's answer was half NULLs (four bytes each) of stem rows."""
+    nulls = ", ".join(["NULL"] * _STEMS)
     return (
         f"WITH c AS MATERIALIZED (SELECT {_RECENCY} AS recency, {TEXT_COLUMNS}, search_text "
         f"FROM {schema}.memory_records WHERE {condition} LIMIT %s) "
-        f"SELECT recency, {COLUMNS}, NULL::text, NULL::bigint, NULL::bigint, NULL::bigint "
-        "FROM c UNION ALL "
-        f"SELECT {nulls}, stem, documents, NULL, NULL FROM {schema}.memory_stems "
-        "WHERE stem = ANY(%s::text[]) UNION ALL "
-        f"SELECT {nulls}, s.stem, s.documents, NULL, NULL "
-        f"FROM {schema}.memory_stems AS s WHERE (SELECT count(*) FROM c) <= %s "
-        "AND s.stem IN (SELECT unnest(tsvector_to_array(search_text)) FROM c) UNION ALL "
-        f"SELECT {nulls}, NULL, documents, tokens, version FROM {schema}.memory_totals"
+        f"SELECT recency, {COLUMNS}, NULL::text[], NULL::bigint[], NULL::bigint, "
+        "NULL::bigint, NULL::bigint FROM c UNION ALL "
+        f"SELECT {nulls}, k.stems, k.counts, t.documents, t.tokens, t.version "
+        f"FROM {schema}.memory_totals AS t, (SELECT array_agg(stem) AS stems, "
+        "array_agg(documents) AS counts FROM ("
+        f"SELECT stem, documents FROM {schema}.memory_stems WHERE stem = ANY(%s::text[]) "
+        f"UNION ALL SELECT stem, documents FROM {schema}.memory_stems "
+        "WHERE (SELECT count(*) FROM c) <= %s "
+        "AND stem IN (SELECT unnest(tsvector_to_array(search_text)) FROM c)) AS s) AS k"
     )
 
 
