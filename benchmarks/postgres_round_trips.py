@@ -109,8 +109,12 @@ async def _load(dsn: str, schema: str, records: int, users: int) -> dict[str, fl
             started = time.perf_counter()
             await _floor_insert(conn, table, rows)
             floor_time += time.perf_counter() - started
-        await conn.execute(f"VACUUM ANALYZE {table}")
-        await conn.execute(f"VACUUM ANALYZE {schema}.memory_records")
+        # Every table of the store's schema, as autovacuum would have by then.
+        cursor = await conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = %s ORDER BY 1", (schema,)
+        )
+        for (name,) in await cursor.fetchall():
+            await conn.execute(f"VACUUM ANALYZE {schema}.{name}")
     return {"store": records / store_time, "floor": records / floor_time}
 
 

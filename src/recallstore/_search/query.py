@@ -130,13 +130,13 @@ def expand_query(
     relevance: dict[str, float] = defaultdict(float)
     surface: dict[str, str] = {}
     for rank, content in enumerate(feedback, start=1):
-        words = [word for word in tokenize(content) if word not in STOP_WORDS]
+        words = _feedback_words(content)
         if not words:
             continue
-        for word in words:
-            stem = porter_stem(word)
+        each = 1 / (len(words) * rank)
+        for word, stem in words:
             surface.setdefault(stem, word)
-            relevance[stem] += 1 / (len(words) * rank)
+            relevance[stem] += each
     original = {term.stem for term in query}
     scored = []
     for stem, mass in relevance.items():
@@ -239,14 +239,14 @@ class _Bm25:
 def feedback_stems(feedback: Sequence[str]) -> list[str]:
     """The stems :func:`expand_query` may add from ``feedback``, sorted: look up their
     document frequencies before calling it."""
-    return sorted(
-        {
-            porter_stem(word)
-            for content in feedback
-            for word in tokenize(content)
-            if word not in STOP_WORDS
-        }
-    )
+    return sorted({stem for content in feedback for _, stem in _feedback_words(content)})
+
+
+@lru_cache(maxsize=_PARSED_CACHE)
+def _feedback_words(content: str) -> tuple[tuple[str, str], ...]:
+    """The (word, stem) of each word of ``content`` that is no stop word, in order:
+    what feedback reads of a hit; cached, as the best hits come back query after query."""
+    return tuple((word, porter_stem(word)) for word in tokenize(content) if word not in STOP_WORDS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from datetime import datetime
+from math import isfinite
 from typing import TypeVar
 
 from recallstore._search.fusion import (
@@ -255,6 +256,10 @@ def hits_of(
     hits = []
     for score, key in fused:
         record = known[key]() if key in known else fetched.get(key)
-        if record is not None:  # None: deleted between two reads
-            hits.append(MemoryHit(record=record, score=score))
+        if record is None:  # deleted between two reads
+            continue
+        if isfinite(score):  # always, for a float score: nothing to validate again
+            hits.append(MemoryHit.trusted({"record": record, "score": float(score)}))
+        else:
+            hits.append(MemoryHit(record=record, score=score))  # raises, naming it
     return hits

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from tests.backends.postgres.test_scope_order import drop_scope_order
 from tests.store.test_payload_transfer import round_trip_through_a_file
 
 from recallstore.backends.postgres import PostgresMemoryStore
@@ -58,12 +59,13 @@ async def test_a_version_6_schema_keeps_its_payloads_as_json(
         )
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         # Back to version 6: the payload column as jsonb, versions 7, 8 (observed_at),
-        # 9 (revisions), 10 (where vectors live) and 13 (the ledger) not applied.
+        # 9 (revisions), 10 (where vectors live), 13 (the ledger) and 14 not applied.
         conn.execute(f"DELETE FROM {postgres_schema}.schema_migrations WHERE version >= 7")
         conn.execute(f"ALTER TABLE {postgres_schema}.memory_records DROP COLUMN observed_at")
         conn.execute(f"DROP TABLE {postgres_schema}.memory_revisions")  # version 9
         conn.execute(f"ALTER TABLE {postgres_schema}.memory_embedder DROP COLUMN storage")  # 10
         conn.execute(f"DROP TABLE {postgres_schema}.memory_ledger")  # version 13
+        drop_scope_order(conn, postgres_schema)  # version 14
         conn.execute(
             f"ALTER TABLE {postgres_schema}.memory_records ALTER COLUMN payload TYPE jsonb "
             "USING payload::jsonb"

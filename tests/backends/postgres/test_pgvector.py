@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
+from tests.backends.postgres.test_scope_order import drop_scope_order
 from tests.hybrid.test_hybrid_conformance import HybridKit
 
 from recallstore.backends.postgres import PostgresMemoryStore
@@ -201,6 +202,7 @@ async def test_a_version_9_store_stays_on_real_arrays(
         conn.execute(f"DELETE FROM {pgvector_schema}.schema_migrations WHERE version >= 10")
         conn.execute(f"ALTER TABLE {pgvector_schema}.memory_embedder DROP COLUMN storage")
         conn.execute(f"DROP TABLE {pgvector_schema}.memory_ledger")  # version 13
+        drop_scope_order(conn, pgvector_schema)  # version 14
     async with PostgresMemoryStore(
         pgvector_url, schema=pgvector_schema, embedder=ToyEmbedder()
     ) as store:
@@ -230,6 +232,7 @@ async def test_a_version_10_store_gets_a_deferred_key_and_writes_vectors_first(
             "ALTER CONSTRAINT memory_embeddings_record_id_fkey NOT DEFERRABLE"
         )
         conn.execute(f"DROP TABLE {pgvector_schema}.memory_ledger")  # version 13
+        drop_scope_order(conn, pgvector_schema)  # version 14
     assert _count(pgvector_url, deferred) == 0
     async with PostgresMemoryStore(
         pgvector_url, schema=pgvector_schema, embedder=ToyEmbedder()

@@ -216,12 +216,17 @@ def record_from(row: Sequence[Any]) -> MemoryRecord:
 
 
 def record_from_text(row: Sequence[Any]) -> MemoryRecord:
-    """The record of a row read as :data:`TEXT_COLUMNS` (as psycopg decodes JSON)."""
+    """The record of a row read as :data:`TEXT_COLUMNS` (as psycopg decodes JSON, less
+    its work per value: psycopg's loader takes bytes and sniffs their encoding first)."""
     values = list(row)
     for at in _JSON_AT:
-        if values[at] is not None:
-            values[at] = json.loads(values[at])
+        text = values[at]
+        if text is not None:
+            values[at] = [] if text == _EMPTY else _decode(text)
     return record_from(values)
+
+
+_decode = json.JSONDecoder().decode
 
 
 def _utc(moment: datetime | None) -> datetime | None:

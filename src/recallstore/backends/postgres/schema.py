@@ -14,6 +14,7 @@ from recallstore.backends.postgres.journal import trace_indexes
 from recallstore.backends.postgres.ledger import migration as ledger_migration
 from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES, SCOPE_LEXEME_PREFIX, index_stems
 from recallstore.backends.postgres.pgvector import deferred_key_migration
+from recallstore.backends.postgres.scope_order import migration as scope_order_migration
 from recallstore.backends.postgres.vectors import migration as vector_migration
 from recallstore.backends.postgres.vectors import storage_migration
 from recallstore.errors import StoreIncompatibleError
@@ -249,10 +250,12 @@ def migrations(schema: str) -> list[Sequence[Step]]:
         trace_indexes(schema),
         # 13 (issue 39): the evolution ledger of the "promote" extension.
         ledger_migration(schema),
+        # 14 (issue 42): scoped listings newest first by a btree (postgres.scope_order).
+        scope_order_migration(schema),
     ]
 
 
-SCHEMA_VERSION: Final = 13
+SCHEMA_VERSION: Final = 14
 """The schema version this code writes; a newer database is refused."""
 
 

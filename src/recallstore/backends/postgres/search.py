@@ -12,7 +12,7 @@ scope of that size, as in SQLite and the in-memory store), else the best
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -96,37 +96,17 @@ class PostgresStatistics:
         self._totals = (0, 0.0)
         self._frequency: dict[str, int] = {}
 
-    async def ask(
-        self, conn: AsyncConnection[Any], stems: Sequence[str]
-    ) -> Callable[[], Awaitable[None]]:
-        """Send the totals' query and ``stems``' counts without waiting (in a pipeline
-        they travel with the next statement); what reads the answers into the cache,
-        which it drops first when records were added or deleted since it was filled."""
-        totals = await conn.execute(
-            f"SELECT documents, tokens, version FROM {self._schema}.memory_totals"
-        )
-        wanted = sorted(set(stems))
-        counts = (
-            await conn.execute(
-                f"SELECT stem, documents FROM {self._schema}.memory_stems WHERE stem = ANY(%s)",
-                (wanted,),
-            )
-            if wanted
-            else None
-        )
-
-        async def receive() -> None:
-            row = await totals.fetchone()
-            documents, tokens, version = (int(value) for value in row) if row else (0, 0, -1)
-            if version != self._version:
-                self._version = version
-                self._frequency = {}
-                self._totals = (documents, tokens / documents if documents else 0.0)
-            if counts is not None:
-                found = {str(stem): int(n) for stem, n in await counts.fetchall()}
-                self._frequency.update({stem: found.get(stem, 0) for stem in wanted})
-
-        return receive
+    def receive(self, totals: Sequence[Any] | None, wanted: Sequence[str]) -> None:
+        """Take the totals row (documents, tokens, version) read with a search's
+        candidates, dropping the cache first when records were added or deleted since it
+        was filled; ``wanted`` stems not learned with it are in no record."""
+        documents, tokens, version = (int(value) for value in totals) if totals else (0, 0, -1)
+        if version != self._version:
+            self._version = version
+            self._frequency = {}
+            self._totals = (documents, tokens / documents if documents else 0.0)
+        for stem in wanted:
+            self._frequency.setdefault(stem, 0)
 
     def learn(self, counts: Mapping[str, int]) -> None:
         """Add stems' record counts read alongside a search's candidates to the cache."""
@@ -167,39 +147,41 @@ async def ranked_candidates(
     builds the record of each candidate read whole (every one, when the filters hold at
     most :data:`~recallstore._search.query.EXHAUSTIVE_SCOPE` matches).
 
-    One round trip in the common case: the totals, the query's stem counts and the
-    candidates (with the counts of every stem they hold, for the feedback words) are
-    sent as one pipeline and read after its Sync. Candidates' JSON columns come as text
-    and are decoded for the winners only: a search scores up to EXHAUSTIVE_SCOPE of
-    them, and decoding every candidate into a record was most of its time (issue 30).
+    One statement in the common case (:func:`_candidates_sql`): the candidates, the
+    counts of the query's stems and of every stem the candidates hold (the feedback
+    words'), and the store's totals. Three statements in a pipeline cost about 0.4 ms
+    more than one on the same server (psycopg's and the server's work per statement).
+    Candidates' JSON columns come as text and are decoded for the winners only: a
+    search scores up to EXHAUSTIVE_SCOPE of them, and decoding every candidate into a
+    record was most of its time (issue 30).
     """
     where, params, in_scope = filter_clauses(query, now)
     condition = " AND ".join(["search_text @@ %s::tsquery", *where])
-    terms = plan_query(query.query or "")
-    stems = [term.stem for term in terms]
-    first = _indexed([term.stem for term in terms])
-    async with conn.pipeline():
-        receive = await statistics.ask(conn, stems)
-        sent = (
-            await conn.execute(
-                _candidates_sql(schema, condition),
-                [_matching(first, in_scope), *params, EXHAUSTIVE_SCOPE + 1, EXHAUSTIVE_SCOPE],
-            )
-            if first
-            else None
-        )
-    await receive()  # first: it drops the cache when records changed since
+    stems = [term.stem for term in plan_query(query.query or "")]
+    first = _indexed(stems)
+    if not first:
+        return [], {}  # no record holds a stem Postgres cannot index
+    wanted = sorted(set(stems))
+    cursor = await conn.execute(
+        _candidates_sql(schema, condition),
+        [_matching(first, in_scope), *params, EXHAUSTIVE_SCOPE + 1, wanted, EXHAUSTIVE_SCOPE],
+    )
+    rows = await cursor.fetchall()
+    totals: Sequence[Any] | None = None
+    counts: dict[str, int] = {}
     known: dict[str, Callable[[], MemoryRecord]] = {}
     prefetched: list[Candidate[str]] = []
-    if sent is not None:
-        rows = await sent.fetchall()
-        statistics.learn({str(row[-2]): int(row[-1]) for row in rows if row[1] is None})
-        for row in rows:
-            if row[1] is not None:
-                key, content, recency = str(row[1]), str(row[4]), str(row[0])
-                prefetched.append(Candidate(key, content, (recency, key)))
-                known[key] = partial(record_from_text, row[1:-2])
-    unread = [(first, prefetched)] if sent is not None else []
+    for row in rows:
+        key = row[1]
+        if key is None:  # the one row of statistics
+            totals = row[_STEMS + 2 :]
+            counts = dict(zip(row[_STEMS] or (), row[_STEMS + 1] or (), strict=True))
+            continue
+        prefetched.append(Candidate(key, row[4], (row[0], key)))
+        known[key] = partial(record_from_text, row[1:_STEMS])
+    statistics.receive(totals, wanted)  # first: it drops the cache when records changed
+    statistics.learn(counts)
+    unread = [(first, prefetched)]
     ranked = await _ranked(conn, schema, condition, params, in_scope, query, statistics, unread)
     return ranked, known
 
@@ -209,18 +191,32 @@ def _indexed(stems: Sequence[str]) -> list[str]:
     return [stem for stem in stems if len(stem.encode()) <= MAX_LEXEME_BYTES]
 
 
+_STEMS = 1 + len(COLUMN_NAMES)
+"""Where a candidate's record columns end in a row of :func:`_candidates_sql`, and where
+its statistics row holds the stems, then their record counts, documents, tokens and
+the totals' version."""
+
+
 def _candidates_sql(schema: str, condition: str) -> str:
-    """Up to ``%s`` records of ``condition`` as (recency, TEXT_COLUMNS, NULL, NULL);
-    when they are at most ``%s``, then a row (NULL…, stem, records holding it) for every
-    stem they hold: the feedback words' statistics, known without another round trip."""
-    width = 1 + len(COLUMN_NAMES)
+    """Up to ``%s`` records of ``condition`` as (recency, TEXT_COLUMNS, NULL…), then one
+    row (NULL…, stems, their record counts, documents, tokens, version): the stems of
+    ``%s`` (the query's) and, when the records are at most ``%s``, every stem they hold
+    (the feedback words'), with the store's totals. One snapshot for all: the counts
+    always match the totals' version. The counts travel as two arrays, not a row a
+    stem: a search's answer was half NULLs (four bytes each) of stem rows."""
+    nulls = ", ".join(["NULL"] * _STEMS)
     return (
         f"WITH c AS MATERIALIZED (SELECT {_RECENCY} AS recency, {TEXT_COLUMNS}, search_text "
         f"FROM {schema}.memory_records WHERE {condition} LIMIT %s) "
-        f"SELECT recency, {COLUMNS}, NULL::text, NULL::bigint FROM c UNION ALL "
-        f"SELECT {', '.join(['NULL'] * width)}, s.stem, s.documents "
-        f"FROM {schema}.memory_stems AS s WHERE (SELECT count(*) FROM c) <= %s "
-        "AND s.stem IN (SELECT unnest(tsvector_to_array(search_text)) FROM c)"
+        f"SELECT recency, {COLUMNS}, NULL::text[], NULL::bigint[], NULL::bigint, "
+        "NULL::bigint, NULL::bigint FROM c UNION ALL "
+        f"SELECT {nulls}, k.stems, k.counts, t.documents, t.tokens, t.version "
+        f"FROM {schema}.memory_totals AS t, (SELECT array_agg(stem) AS stems, "
+        "array_agg(documents) AS counts FROM ("
+        f"SELECT stem, documents FROM {schema}.memory_stems WHERE stem = ANY(%s::text[]) "
+        f"UNION ALL SELECT stem, documents FROM {schema}.memory_stems "
+        "WHERE (SELECT count(*) FROM c) <= %s "
+        "AND stem IN (SELECT unnest(tsvector_to_array(search_text)) FROM c)) AS s) AS k"
     )
 
 

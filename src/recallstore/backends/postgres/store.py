@@ -54,11 +54,14 @@ from recallstore.backends.postgres.revisions import PostgresRevisions
 from recallstore.backends.postgres.routing import StandbyReads
 from recallstore.backends.postgres.rows import (
     COLUMNS,
+    TEXT_COLUMNS,
     insert_arrays,
     insert_statement,
     record_from,
+    record_from_text,
 )
 from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate, read_store_id
+from recallstore.backends.postgres.scope_order import listing_pair, scoped_listing_sql
 from recallstore.backends.postgres.search import (
     PostgresStatistics,
     filter_clauses,
@@ -414,17 +417,21 @@ class PostgresMemoryStore(
                     return hits_of(ranked, known, fetched)
             return await self._hybrid_search(query, ranked, known, vector, now)
         where, params, in_scope = filter_clauses(query, now)
-        if in_scope is not None:
-            where, params = ["search_text @@ %s::tsquery", *where], [in_scope, *params]
-        sql = (
-            f"SELECT {COLUMNS} FROM {self._table} "
-            f"WHERE {' AND '.join(where) or 'TRUE'} "
-            "ORDER BY created_at DESC, id DESC LIMIT %s"
-        )
+        pair = listing_pair(query.scope) if in_scope is not None else None
+        if pair is not None:  # newest first by a btree (postgres.scope_order)
+            sql, params = scoped_listing_sql(self._schema, where), [pair, *params]
+        else:
+            if in_scope is not None:
+                where, params = ["search_text @@ %s::tsquery", *where], [in_scope, *params]
+            sql = (
+                f"SELECT {TEXT_COLUMNS} FROM {self._table} "
+                f"WHERE {' AND '.join(where) or 'TRUE'} "
+                "ORDER BY created_at DESC, id DESC LIMIT %s"
+            )
         async with self._searching() as conn:
             cursor = await conn.execute(sql, [*params, query.limit])
             rows = await cursor.fetchall()
-        return [MemoryHit.trusted({"record": record_from(row), "score": None}) for row in rows]
+        return [MemoryHit.trusted({"record": record_from_text(row), "score": None}) for row in rows]
 
     async def _replace_vectors(
         self, handle: AsyncConnection[Any], embedder: Embedder, made: dict[str, Matrix]

@@ -1,0 +1,93 @@
+"""Scoped listings newest first: the ``memory_scope_order`` table (schema version 14).
+
+A listing (a search without query text) of a one-pair scope, ``{"user": u}``, wants
+the newest records whose scope holds that pair, whatever else it holds (a scope
+matches by subset). The GIN index on ``search_text`` finds them (each scope pair is a
+lexeme there, schema version 5), but in no order: every one of the scope's records
+was read from the heap and sorted for the newest ten (at 100,000 records in 1,000
+users, 105 heap pages for a listing against a btree's 13). ``memory_scope_order`` holds
+one row per record and scope pair, ``(pair lexeme, created_at, id)``, its primary key
+a btree read backwards from the pair's newest entry: ten index entries, then ten
+records by primary key. SQLite keeps the same thing in its ``memory_scope`` table.
+
+Triggers keep it, statement by statement, from the rows' ``search_text`` (what every
+insert and delete of ``memory_records`` already writes; a record's scope and
+``created_at`` never change). A migration that rewrites ``search_text``'s scope
+lexemes must rebuild it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from recallstore.backends.postgres.lexemes import SCOPE_LEXEME_PREFIX, scope_lexeme
+from recallstore.backends.postgres.rows import TEXT_COLUMNS
+
+__all__ = ["listing_pair", "migration", "scoped_listing_sql"]
+
+
+def _pairs_of(table: str) -> str:
+    # Every scope pair lexeme of ``table``'s rows, with the row's created_at and id.
+    return (
+        f"SELECT pair, created_at, id FROM {table}, "
+        f"unnest(tsvector_to_array(search_text)) AS pair WHERE pair LIKE '{SCOPE_LEXEME_PREFIX}%'"
+    )
+
+
+def migration(schema: str) -> list[str]:
+    """Schema version 14 (issue 42): ``memory_scope_order``, filled from the stored
+    records, and the triggers that keep it."""
+    table = f"{schema}.memory_scope_order"
+    steps = [
+        f"""CREATE TABLE {table} (
+            pair text NOT NULL,
+            at timestamptz NOT NULL,
+            record_id text NOT NULL,
+            PRIMARY KEY (pair, at, record_id)
+        )""",
+        f"INSERT INTO {table} (pair, at, record_id) {_pairs_of(f'{schema}.memory_records')}",
+    ]
+    changes = {
+        "INSERT": ("added", f"INSERT INTO {table} (pair, at, record_id) {_pairs_of('added')}"),
+        "DELETE": (
+            "removed",
+            f"DELETE FROM {table} AS o USING ({_pairs_of('removed')}) AS gone "
+            "WHERE o.pair = gone.pair AND o.at = gone.created_at AND o.record_id = gone.id",
+        ),
+    }
+    for event, (rows, change) in changes.items():
+        function = f"{schema}.memory_scope_order_{event.lower()}"
+        steps += [
+            f"""CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                {change};
+                RETURN NULL;
+            END $$""",
+            f"CREATE TRIGGER memory_scope_order_{event.lower()} AFTER {event} "
+            f"ON {schema}.memory_records REFERENCING {'NEW' if event == 'INSERT' else 'OLD'} "
+            f"TABLE AS {rows} FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+        ]
+    return steps
+
+
+def listing_pair(scope: Mapping[str, str]) -> str | None:
+    """The pair lexeme a listing of ``scope`` reads ``memory_scope_order`` by: when the
+    scope is one pair short enough to be indexed; else None (the GIN index, or
+    ``scope @>``, serve it as before: a scope of several pairs is the intersection of
+    their posting lists, usually small)."""
+    if len(scope) != 1:
+        return None
+    ((key, value),) = scope.items()
+    return scope_lexeme(key, value)
+
+
+def scoped_listing_sql(schema: str, where: Sequence[str]) -> str:
+    """The newest records of the pair ``%s`` passing ``where`` (on ``memory_records``'
+    columns), at most ``%s``, as :data:`~recallstore.backends.postgres.rows.COLUMNS`,
+    newest first (``created_at DESC, id DESC``, the records' own order)."""
+    condition = " AND ".join(["o.pair = %s", *where])
+    return (
+        f"SELECT {TEXT_COLUMNS} FROM {schema}.memory_scope_order AS o "
+        f"JOIN {schema}.memory_records ON id = o.record_id "
+        f"WHERE {condition} ORDER BY o.at DESC, o.record_id DESC LIMIT %s"
+    )
