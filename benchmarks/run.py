@@ -4,7 +4,8 @@
 
 The store benchmark runs at 10,000 and 100,000 records; ``--quick`` at 10,000 only,
 ``--million`` at 1,000,000 as well (about 10 more minutes; ``live_search.py`` adds its
-1M store, about 5 more); ``live_workload.py`` runs at 100k and 1M unless ``--quick``.
+1M store, about 5 more); ``live_workload.py`` runs at 100k and 1M unless ``--quick``, as does
+``postgres_scale.py`` (its own pgvector server; its 1M-and-10M run is by hand).
 Scripts that need data which is absent skip themselves and exit 0. Exit status is
 non-zero if any script failed. Scripts in :data:`ON_REQUEST` time a file built
 beforehand, from one checkout and then another, and are not run here.
@@ -28,6 +29,7 @@ QUICK_ARGUMENTS = {
     "postgres_processes.py": ["--records", "5000", "--users", "50", "--seconds", "10"],
     "live_search.py": ["--records", "20000", "--rounds", "50"],
     "live_workload.py": ["--sizes", "20000", "--rounds", "50"],
+    "postgres_scale.py": ["--quick"],
     "broad_search.py": ["--sizes", "20000", "100000", "--queries", "30"],
     "postgres_round_trips.py": ["--records", "10000", "--users", "100", "--queries", "50"],
     "file_size.py": ["--records", "10000"],

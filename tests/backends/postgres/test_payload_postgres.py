@@ -59,7 +59,8 @@ async def test_a_version_6_schema_keeps_its_payloads_as_json(
         )
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         # Back to version 6: the payload column as jsonb, versions 7, 8 (observed_at),
-        # 9 (revisions), 10 (where vectors live), 13 (the ledger) and 14 not applied.
+        # 9 (revisions), 10 (where vectors live), 13 (the ledger), 14 and 15 not applied (15 is a
+        # statistics setting, applied again as it is).
         conn.execute(f"DELETE FROM {postgres_schema}.schema_migrations WHERE version >= 7")
         conn.execute(f"ALTER TABLE {postgres_schema}.memory_records DROP COLUMN observed_at")
         conn.execute(f"DROP TABLE {postgres_schema}.memory_revisions")  # version 9

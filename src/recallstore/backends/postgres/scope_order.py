@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from recallstore.backends.postgres.lexemes import SCOPE_LEXEME_PREFIX, scope_lexeme
 from recallstore.backends.postgres.rows import TEXT_COLUMNS
 
-__all__ = ["listing_pair", "migration", "scoped_listing_sql"]
+__all__ = ["fill_statement", "listing_pair", "migration", "scoped_listing_sql"]
 
 
 def _pairs_of(table: str) -> str:
@@ -31,6 +31,15 @@ def _pairs_of(table: str) -> str:
     return (
         f"SELECT pair, created_at, id FROM {table}, "
         f"unnest(tsvector_to_array(search_text)) AS pair WHERE pair LIKE '{SCOPE_LEXEME_PREFIX}%'"
+    )
+
+
+def fill_statement(schema: str) -> str:
+    """The ``INSERT`` that fills ``memory_scope_order`` from every stored record (the
+    migration's, and a bulk loader's that ran with triggers off)."""
+    return (
+        f"INSERT INTO {schema}.memory_scope_order (pair, at, record_id) "
+        f"{_pairs_of(f'{schema}.memory_records')}"
     )
 
 
@@ -45,7 +54,7 @@ def migration(schema: str) -> list[str]:
             record_id text NOT NULL,
             PRIMARY KEY (pair, at, record_id)
         )""",
-        f"INSERT INTO {table} (pair, at, record_id) {_pairs_of(f'{schema}.memory_records')}",
+        fill_statement(schema),
     ]
     changes = {
         "INSERT": ("added", f"INSERT INTO {table} (pair, at, record_id) {_pairs_of('added')}"),
