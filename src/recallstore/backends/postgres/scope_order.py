@@ -92,7 +92,7 @@ def listing_pair(scope: Mapping[str, str]) -> str | None:
 
 def scoped_listing_sql(schema: str, where: Sequence[str]) -> str:
     """The newest records of the pair ``%s`` passing ``where`` (on ``memory_records``'
-    columns), at most ``%s``, as :data:`~recallstore.backends.postgres.rows.COLUMNS`,
+    columns), at most ``%s``, as :data:`~recallstore.backends.postgres.rows.TEXT_COLUMNS`,
     newest first (``created_at DESC, id DESC``, the records' own order)."""
     condition = " AND ".join(["o.pair = %s", *where])
     return (
