@@ -66,6 +66,7 @@ from recallstore.backends.postgres.search import (
     PostgresStatistics,
     filter_clauses,
     ranked_candidates,
+    stored_candidates,
 )
 from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError, MissingDependencyError, StoreUnavailableError
@@ -164,6 +165,7 @@ class PostgresMemoryStore(
         self._schema = schema
         self._table = f"{schema}.memory_records"
         self._statistics = PostgresStatistics(schema)
+        self._stored_candidates = False  # postgres.search.STORED_CANDIDATES, read at open
         self._pool_size = (min_connections, max_connections)
         routed = standby_url and StandbyReads(standby_url, pool_mode, self._pool_size, standby_wait)
         self._standby = routed or None
@@ -218,7 +220,10 @@ class PostgresMemoryStore(
                     self._vector_storage = await vectors.record_embedder(
                         conn, self._schema, self._target, self._embedder
                     )
-                cursor = await conn.execute(f"SELECT max(created_at) FROM {self._table}")
+                cursor = await conn.execute(
+                    f"SELECT max(created_at), to_regprocedure(%s) IS NOT NULL FROM {self._table}",
+                    (stored_candidates(self._schema),),
+                )
                 newest = await cursor.fetchone()
                 self._store_id = await read_store_id(conn, self._schema)
         except psycopg.Error as exc:
@@ -234,8 +239,10 @@ class PostgresMemoryStore(
                 await pool.close()
                 raise
         self._pool = pool
-        if newest is not None and newest[0] is not None:
-            self._clock.observe(newest[0])
+        if newest is not None:
+            self._stored_candidates = bool(newest[1])
+            if newest[0] is not None:
+                self._clock.observe(newest[0])
         await self._start_journal()
 
     async def aclose(self) -> None:
@@ -409,7 +416,7 @@ class PostgresMemoryStore(
             asked = self._fusion_query(query) if hybrid else query
             async with self._searching() as conn:
                 ranked, known = await ranked_candidates(
-                    conn, self._schema, asked, now, self._statistics
+                    conn, self._schema, asked, now, self._statistics, self._stored_candidates
                 )
                 if vector is None:
                     missing = [key for _, key in ranked if key not in known]

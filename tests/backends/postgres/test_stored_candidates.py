@@ -1,0 +1,144 @@
+"""A scoped search's statement as a function (schema version 16, issue 42): the same
+hits, ids and scores, with it as without it; scoped searches call it; a schema without
+the current function (a version-15 store, or a statement changed since) searches by
+the statement itself, and migration creates the function."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+from psycopg import sql
+
+from recallstore.backends.postgres import SCHEMA_VERSION, PostgresMemoryStore
+from recallstore.backends.postgres.search import STORED_CANDIDATES, stored_candidates
+from recallstore.records import MemorySearchQuery, MemoryWriteInput
+
+_WORDS = ["garden", "tomato", "rain", "bike", "repair", "coffee", "morning", "paris", "train"]
+
+
+def _steady() -> dict[str, Callable[[], object]]:
+    ids = itertools.count()
+    ticks = itertools.count()
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    return {
+        "ids": lambda: f"r{next(ids):05d}",
+        "clock": lambda: start + timedelta(seconds=next(ticks) // 2),
+    }
+
+
+def _inputs() -> list[MemoryWriteInput]:
+    scopes = [{"user": "ana"}, {"user": "ana", "session": "s1"}, {"user": "bo"}, {"team": "x"}]
+    expired = datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC)
+    return [
+        MemoryWriteInput(
+            scope=scopes[n % len(scopes)],
+            content=" ".join(_WORDS[(n * k) % len(_WORDS)] for k in range(1, 2 + n % 5)),
+            kind="fact" if n % 3 else "episode",
+            expires_at=expired if n % 11 == 0 else None,
+        )
+        for n in range(1, 120)
+    ]
+
+
+_QUERIES = [
+    MemorySearchQuery(query="garden tomato", scope={"user": "ana"}, limit=10),
+    MemorySearchQuery(query="rain", scope={"user": "ana", "session": "s1"}, limit=5),
+    MemorySearchQuery(query="coffee paris train", scope={"team": "x"}, limit=50),
+    MemorySearchQuery(query="bikes repaired", scope={"user": "bo"}, limit=3),
+    MemorySearchQuery(query="nothing matches", scope={"user": "ana"}, limit=10),
+    # Not the function's: other filters, or no scope.
+    MemorySearchQuery(query="garden", scope={"user": "ana"}, kinds=["episode"], limit=10),
+    MemorySearchQuery(query="garden", scope={"user": "ana"}, include_expired=True, limit=10),
+    MemorySearchQuery(query="morning coffee", limit=10),
+]
+
+
+async def _hits(store: PostgresMemoryStore) -> list[list[tuple[str, float | None]]]:
+    return [[(hit.record.id, hit.score) for hit in await store.search(query)] for query in _QUERIES]
+
+
+def _stored(store: PostgresMemoryStore) -> bool:
+    return store._stored_candidates  # what open found
+
+
+def _reader(url: str, schema: str) -> PostgresMemoryStore:
+    """A store reading ``schema`` at one instant, after every write (some records expired)."""
+    return PostgresMemoryStore(url, schema=schema, clock=lambda: datetime(2026, 1, 2, tzinfo=UTC))
+
+
+async def _filled(url: str, schema: str) -> list[list[tuple[str, float | None]]]:
+    """The hits of every query after writing the records, searched by the function."""
+    async with PostgresMemoryStore(url, schema=schema, **_steady()) as store:  # type: ignore[arg-type]
+        written = await store.write(_inputs())
+        await store.invalidate(written[0].id, "wrong")
+    async with _reader(url, schema) as store:
+        assert _stored(store)
+        return await _hits(store)
+
+
+async def test_searches_rank_the_same_with_and_without_the_function(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    with_function = await _filled(postgres_url, postgres_schema)
+    assert sum(map(len, with_function)) > 20
+    async with _reader(postgres_url, postgres_schema) as store:
+        store._stored_candidates = False  # the statement itself
+        assert await _hits(store) == with_function
+
+
+async def test_scoped_searches_call_the_function(postgres_url: str, postgres_schema: str) -> None:
+    await _filled(postgres_url, postgres_schema)
+    counted = f"{postgres_url}?options=-c%20track_functions%3Dpl"
+    async with PostgresMemoryStore(counted, schema=postgres_schema) as store:
+        for query in _QUERIES[:5]:
+            await store.search(query)
+    # A server process reports its function counts when its client has gone.
+    deadline = time.monotonic() + 60
+    calls = 0
+    while calls < 5 and time.monotonic() < deadline:
+        with psycopg.connect(postgres_url) as conn:
+            row = conn.execute(
+                "SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions "
+                "WHERE schemaname = %s AND funcname = %s",
+                (postgres_schema, STORED_CANDIDATES),
+            ).fetchone()
+        calls = int(row[0]) if row else 0
+        await asyncio.sleep(0.2)
+    assert calls == 5
+
+
+def _drop_function(url: str, schema: str, *, version: bool) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        if version:
+            conn.execute(f"DELETE FROM {schema}.schema_migrations WHERE version >= 16")
+        conn.execute(sql.SQL("DROP FUNCTION {}").format(sql.SQL(stored_candidates(schema))))
+
+
+async def test_a_schema_without_the_current_function_searches_by_the_statement(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    before = await _filled(postgres_url, postgres_schema)
+    _drop_function(postgres_url, postgres_schema, version=False)  # a statement changed since
+    async with _reader(postgres_url, postgres_schema) as store:
+        assert not _stored(store)
+        assert await _hits(store) == before
+
+
+async def test_a_version_15_store_gets_the_function_on_migration(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    before = await _filled(postgres_url, postgres_schema)
+    _drop_function(postgres_url, postgres_schema, version=True)
+    async with _reader(postgres_url, postgres_schema) as store:
+        assert _stored(store)
+        assert await _hits(store) == before
+    with psycopg.connect(postgres_url) as conn:
+        (version,) = conn.execute(
+            f"SELECT max(version) FROM {postgres_schema}.schema_migrations"
+        ).fetchone() or (0,)
+    assert version == SCHEMA_VERSION  # 16 and every version after it
