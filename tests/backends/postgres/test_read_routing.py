@@ -99,6 +99,30 @@ async def test_a_standby_that_cannot_catch_up_is_passed_over_for_the_primary(
                 conn.execute("SELECT pg_wal_replay_resume()")
 
 
+async def test_a_standby_is_read_only_once_it_has_the_schema_the_store_migrated(
+    replica_pair: tuple[str, str], schema: str
+) -> None:
+    primary, standby = replica_pair
+    with psycopg.connect(standby, autocommit=True) as conn:
+        conn.execute("SELECT pg_wal_replay_pause()")
+        try:
+            async with PostgresMemoryStore(
+                primary, schema=schema, standby_url=standby, standby_wait=0.05
+            ) as store:
+                scope = {"user": "u1"}
+                assert await store.search(MemorySearchQuery(query="anything", scope=scope)) == []
+                assert await store.search(MemorySearchQuery(scope=scope)) == []
+                assert store.read_routing == {"standby": 0, "primary": 2}
+                with psycopg.connect(standby) as look:  # read there, both would have failed
+                    row = look.execute("SELECT to_regnamespace(%s)", (schema,)).fetchone()
+                assert row == (None,)
+        finally:
+            conn.execute("SELECT pg_wal_replay_resume()")
+    async with PostgresMemoryStore(primary, schema=schema, standby_url=standby) as store:
+        assert await store.search(MemorySearchQuery(query="anything", scope=scope)) == []
+        assert store.read_routing == {"standby": 1, "primary": 0}
+
+
 async def test_a_url_names_the_standby(replica_pair: tuple[str, str]) -> None:
     primary, standby = replica_pair
     store = PostgresMemoryStore.from_url(f"{primary}?recallstore_standby_url={quote(standby)}")

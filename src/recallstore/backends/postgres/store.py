@@ -94,6 +94,10 @@ _INSERT_PAGE = 1_000
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
+_WAL_NOW = "CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_insert_lsn()::text END"
+"""The primary's WAL position (NULL on a standby), noted at open for read routing."""
+
+
 class PostgresMemoryStore(
     PostgresLedger,
     PostgresRevisions,
@@ -221,7 +225,8 @@ class PostgresMemoryStore(
                         conn, self._schema, self._target, self._embedder
                     )
                 cursor = await conn.execute(
-                    f"SELECT max(created_at), to_regprocedure(%s) IS NOT NULL FROM {self._table}",
+                    f"SELECT max(created_at), to_regprocedure(%s) IS NOT NULL, {_WAL_NOW} "
+                    f"FROM {self._table}",
                     (stored_candidates(self._schema),),
                 )
                 newest = await cursor.fetchone()
@@ -241,6 +246,8 @@ class PostgresMemoryStore(
         self._pool = pool
         if newest is not None:
             self._stored_candidates = bool(newest[1])
+            if self._standby is not None:  # read there once it has the schema migrated
+                self._standby.wrote(newest[2])
             if newest[0] is not None:
                 self._clock.observe(newest[0])
         await self._start_journal()
