@@ -12,7 +12,8 @@ with ``prepare_threshold=None``), store and floor in turn, query by query:
   ordered by ``ts_rank``;
 - the user's newest 10 (a listing), floor: ``ORDER BY created_at DESC LIMIT 10``;
 - one durable single-record write (its own commit), floor: one ``INSERT``;
-- five more batches of 1,000 (records a second), floor: ``executemany`` in a transaction.
+- ``--batches`` more batches of 1,000 (records a second; 20, since five swung from 0.46 to
+  0.68 of the floor between runs under load), floor: ``executemany`` in a transaction.
 
 Each is timed (p50) and counted on the wire by a relay (``_wire.py``): statements
 (``Query``/``Execute`` messages) and round trips (client bursts after the server
@@ -20,7 +21,7 @@ answered), the median per call. One run, so a busy machine slows store and floor
 read the ratios.
 
     .venv/bin/python benchmarks/postgres_round_trips.py [--records 100000] [--users 1000]
-        [--queries 200] [--postgres URL] [--no-pgbouncer]
+        [--queries 200] [--batches 20] [--postgres URL] [--no-pgbouncer]
 """
 
 from __future__ import annotations
@@ -194,7 +195,7 @@ async def _open(dsn: str, schema: str, pooled: bool) -> tuple[PostgresMemoryStor
 
 
 async def _measure(
-    dsn: str, schema: str, pooled: bool, users: int, queries: int
+    dsn: str, schema: str, pooled: bool, users: int, queries: int, batches: int
 ) -> dict[str, tuple[float, float]]:
     """p50 ms of (store, floor) per operation, alternating call by call."""
     store, conn = await _open(dsn, schema, pooled)
@@ -216,14 +217,14 @@ async def _measure(
             found[name] = (_p50(timed[0]), _p50(timed[1]))
         # Batch ingest on this path too: records a second, store and floor in turn.
         spent = [0.0, 0.0]
-        for batch in _inputs(5 * _BATCH, users, seed=99):
+        for batch in _inputs(batches * _BATCH, users, seed=99):
             started = time.perf_counter()
             written = await store.write(batch)
             spent[0] += time.perf_counter() - started
             started = time.perf_counter()
             await _floor_insert(conn, f"{schema}.floor_records", _floor_rows(written))
             spent[1] += time.perf_counter() - started
-        found["batch ingest"] = (5 * _BATCH / spent[0], 5 * _BATCH / spent[1])
+        found["batch ingest"] = (batches * _BATCH / spent[0], batches * _BATCH / spent[1])
         return found
     finally:
         await store.aclose()
@@ -290,7 +291,7 @@ async def run(args: argparse.Namespace) -> int:
             )
             print("|---|---|---|---|---|---|---|")
             for label, dsn, pooled in targets:
-                times = await _measure(dsn, schema, pooled, args.users, args.queries)
+                times = await _measure(dsn, schema, pooled, args.users, args.queries, args.batches)
                 trips = await _count(dsn, schema, pooled, args.users)
                 mine, plain = times.pop("batch ingest")
                 print(
@@ -314,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--users", type=int, default=1_000)
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--batches", type=int, default=20, help="batches of ingest a path")
     parser.add_argument("--postgres", default=DEFAULT_POSTGRES, help="server URL")
     parser.add_argument("--no-pgbouncer", action="store_true", help="direct only")
     return asyncio.run(run(parser.parse_args(argv)))
