@@ -30,7 +30,11 @@ if TYPE_CHECKING:
     from psycopg import AsyncConnection
     from psycopg_pool import AsyncConnectionPool
 
-__all__ = ["StandbyReads", "lsn_value"]
+__all__ = ["WAL_POSITION", "StandbyReads", "lsn_value"]
+
+WAL_POSITION = "CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_insert_lsn()::text END"
+"""The primary's WAL position as SQL (NULL on a standby): what the store notes at open
+(:meth:`StandbyReads.wrote`), so a standby is read once it has replayed the schema."""
 
 
 def lsn_value(lsn: str) -> int:

@@ -15,7 +15,7 @@ from recallstore.backends.postgres.ledger import migration as ledger_migration
 from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES, SCOPE_LEXEME_PREFIX, index_stems
 from recallstore.backends.postgres.pgvector import deferred_key_migration
 from recallstore.backends.postgres.scope_order import migration as scope_order_migration
-from recallstore.backends.postgres.search import create_stored_candidates
+from recallstore.backends.postgres.stored import migration as stored_migration
 from recallstore.backends.postgres.vectors import migration as vector_migration
 from recallstore.backends.postgres.vectors import storage_migration
 from recallstore.errors import StoreIncompatibleError
@@ -268,10 +268,11 @@ def migrations(schema: str) -> list[Sequence[Step]]:
             f"SET STATISTICS {SEARCH_TEXT_STATISTICS}",
             f"ANALYZE {schema}.memory_records",
         ],
-        # 16 (issue 42): a scoped search's statement as a function, planned once per
-        # server connection behind a transaction pooler (postgres.search). A change to
-        # that statement renames the function: append a step that creates it again.
-        [create_stored_candidates],
+        # 16 (issue 42): a scoped search's and a one-pair listing's statements as
+        # functions, planned once per server connection behind a transaction pooler
+        # (postgres.stored). A changed statement renames its function: append a step
+        # that creates it again.
+        stored_migration(schema),
     ]
 
 

@@ -12,8 +12,6 @@ scope of that size, as in SQLite and the in-memory store), else the best
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import partial
@@ -37,13 +35,13 @@ if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
 __all__ = [
-    "STORED_CANDIDATES",
+    "UNFILTERED_CONDITION",
+    "UNFILTERED_WHERE",
     "PostgresStatistics",
-    "create_stored_candidates",
+    "candidates_sql",
     "filter_clauses",
     "ranked_candidates",
     "scope_tsquery",
-    "stored_candidates",
 ]
 
 
@@ -152,21 +150,22 @@ async def ranked_candidates(
     query: MemorySearchQuery,
     now: datetime,
     statistics: PostgresStatistics,
-    stored: bool = False,
+    stored: str | None = None,
 ) -> tuple[list[tuple[float, str]], dict[str, Callable[[], MemoryRecord]]]:
     """(score, id) of a keyword ``query``, best first, at most its limit; and what
     builds the record of each candidate read whole (every one, when the filters hold at
     most :data:`~recallstore._search.query.EXHAUSTIVE_SCOPE` matches).
 
-    One statement in the common case (:func:`_candidates_sql`): the candidates, the
+    One statement in the common case (:func:`candidates_sql`): the candidates, the
     counts of the query's stems and of every stem the candidates hold (the feedback
     words'), and the store's totals. Three statements in a pipeline cost about 0.4 ms
     more than one on the same server (psycopg's and the server's work per statement).
     Candidates' JSON columns come as text and are decoded for the winners only: a
     search scores up to EXHAUSTIVE_SCOPE of them, and decoding every candidate into a
-    record was most of its time (issue 30). With ``stored`` (the schema has the
-    current :data:`STORED_CANDIDATES`), a scoped search with no other filter calls that
-    function instead: the same statement, planned once per server connection.
+    record was most of its time (issue 30). ``stored`` is that statement's call as a
+    function of the schema (``postgres.stored``), for a scoped search with no other
+    filter (:data:`UNFILTERED_CONDITION`): the same rows, planned once per server
+    connection.
     """
     where, params, in_scope = filter_clauses(query, now)
     condition = " AND ".join(["search_text @@ %s::tsquery", *where])
@@ -175,9 +174,10 @@ async def ranked_candidates(
     if not first:
         return [], {}  # no record holds a stem Postgres cannot index
     wanted = sorted(set(stems))
-    by_function = stored and in_scope is not None and condition == _STORED_CONDITION
+    if stored is None or in_scope is None or condition != UNFILTERED_CONDITION:
+        stored = candidates_sql(schema, condition)
     cursor = await conn.execute(
-        _STORED_CALL.format(schema=schema) if by_function else _candidates_sql(schema, condition),
+        stored,
         [_matching(first, in_scope), *params, EXHAUSTIVE_SCOPE + 1, wanted, EXHAUSTIVE_SCOPE],
     )
     rows = await cursor.fetchall()
@@ -206,12 +206,12 @@ def _indexed(stems: Sequence[str]) -> list[str]:
 
 
 _STEMS = 1 + len(COLUMN_NAMES)
-"""Where a candidate's record columns end in a row of :func:`_candidates_sql`, and where
+"""Where a candidate's record columns end in a row of :func:`candidates_sql`, and where
 its statistics row holds the stems, then their record counts, documents, tokens and
 the totals' version."""
 
 
-def _candidates_sql(schema: str, condition: str) -> str:
+def candidates_sql(schema: str, condition: str) -> str:
     """Up to ``%s`` records of ``condition`` as (recency, TEXT_COLUMNS, NULL…), then one
     row (NULL…, stems, their record counts, documents, tokens, version): the stems of
     ``%s`` (the query's) and, when the records are at most ``%s``, every stem they hold
@@ -234,58 +234,12 @@ def _candidates_sql(schema: str, condition: str) -> str:
     )
 
 
-_UNFILTERED, _ = postgres_time_clauses(MemorySearchQuery(), datetime.now(UTC))
-_STORED_CONDITION = " AND ".join(["search_text @@ %s::tsquery", *_UNFILTERED])
-"""The condition of a search with no filter but its scope (none of S7–S9's options)."""
+UNFILTERED_WHERE, _ = postgres_time_clauses(MemorySearchQuery(), datetime.now(UTC))
+"""The clauses of a query with no filter but its scope (none of S7–S9's options); their
+one parameter is the time now."""
 
-STORED_CANDIDATES = (
-    "memory_candidates_"
-    + hashlib.sha256(_candidates_sql("s", _STORED_CONDITION).encode()).hexdigest()[:12]
-)
-"""The name of the function that runs :func:`_candidates_sql` for
-:data:`_STORED_CONDITION`, named by a digest of that statement so that a changed
-statement is a function no schema has until a migration creates it
-(:func:`create_stored_candidates`); until then searches send the statement itself."""
-
-_STORED_ARGUMENTS = "tsquery, timestamptz, integer, text[], integer"
-_STORED_CALL = (
-    f"SELECT * FROM {{schema}}.{STORED_CANDIDATES}"
-    "(%s::tsquery, %s::timestamptz, %s::integer, %s::text[], %s::integer)"
-)
-
-
-def stored_candidates(schema: str) -> str:
-    """:data:`STORED_CANDIDATES` in ``schema`` with its argument types (a regprocedure)."""
-    return f"{schema}.{STORED_CANDIDATES}({_STORED_ARGUMENTS})"
-
-
-async def create_stored_candidates(conn: AsyncConnection[Any], schema: str) -> None:
-    """Create :data:`STORED_CANDIDATES` in ``schema`` (schema version 16, issue 42).
-
-    Behind a transaction pooler nothing is prepared, so every search's statement was
-    planned anew: 0.25 ms of the server's time, a fifth of a scoped search through
-    PgBouncer. A PL/pgSQL function's plans live in the server connection, which a
-    pooler keeps, so the search is planned once per server connection, as psycopg's
-    prepared statements do on a direct connection. Its result columns are the
-    statement's own (read from a run that returns no row)."""
-    sql = _candidates_sql(schema, _STORED_CONDITION)
-    cursor = await conn.execute(
-        f"SELECT * FROM ({sql}) AS probe LIMIT 0", ["x", datetime.now(UTC), 0, [], 0]
-    )
-    oids = [column.type_code for column in cursor.description or ()]
-    cursor = await conn.execute(
-        "SELECT format_type(t.oid, NULL) FROM unnest(%s::oid[]) WITH ORDINALITY AS t(oid, n) "
-        "ORDER BY t.n",
-        [oids],
-    )
-    columns = ", ".join(f"out_{n} {kind}" for n, (kind,) in enumerate(await cursor.fetchall()))
-    numbers = iter(range(1, sql.count("%s") + 1))
-    body = re.sub("%s", lambda _: f"${next(numbers)}", sql)
-    await conn.execute(
-        f"CREATE OR REPLACE FUNCTION {schema}.{STORED_CANDIDATES}({_STORED_ARGUMENTS}) "
-        f"RETURNS TABLE ({columns}) LANGUAGE plpgsql STABLE "
-        f"AS $stored$ BEGIN RETURN QUERY {body}; END $stored$"
-    )
+UNFILTERED_CONDITION = " AND ".join(["search_text @@ %s::tsquery", *UNFILTERED_WHERE])
+""":data:`UNFILTERED_WHERE` in a keyword search, after its tsquery."""
 
 
 async def _ranked(

@@ -27,7 +27,7 @@ from recallstore.backends.base import (
     StoreDescription,
 )
 from recallstore.backends.journal import DEFAULT_JOURNAL, JournalSettings
-from recallstore.backends.postgres import vectors as vectors
+from recallstore.backends.postgres import stored, vectors
 from recallstore.backends.postgres.connections import (
     POLL_SECONDS,
     PoolMode,
@@ -51,7 +51,7 @@ from recallstore.backends.postgres.keys import RetriesKeyRaces, fetch_keyed, in_
 from recallstore.backends.postgres.ledger import PostgresLedger
 from recallstore.backends.postgres.pgvector import STORAGE_LABELS, VectorStorage
 from recallstore.backends.postgres.revisions import PostgresRevisions
-from recallstore.backends.postgres.routing import StandbyReads
+from recallstore.backends.postgres.routing import WAL_POSITION, StandbyReads
 from recallstore.backends.postgres.rows import (
     COLUMNS,
     TEXT_COLUMNS,
@@ -63,11 +63,12 @@ from recallstore.backends.postgres.rows import (
 from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate, read_store_id
 from recallstore.backends.postgres.scope_order import listing_pair, scoped_listing_sql
 from recallstore.backends.postgres.search import (
+    UNFILTERED_WHERE,
     PostgresStatistics,
     filter_clauses,
     ranked_candidates,
-    stored_candidates,
 )
+from recallstore.backends.postgres.stored import CANDIDATES, LISTING, StoredStatement
 from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError, MissingDependencyError, StoreUnavailableError
 from recallstore.records import MemoryHit, MemoryRecord, MemorySearchQuery
@@ -92,10 +93,6 @@ __all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
 _EXPORT_PAGE = 500
 _INSERT_PAGE = 1_000
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-
-
-_WAL_NOW = "CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_insert_lsn()::text END"
-"""The primary's WAL position (NULL on a standby), noted at open for read routing."""
 
 
 class PostgresMemoryStore(
@@ -169,7 +166,7 @@ class PostgresMemoryStore(
         self._schema = schema
         self._table = f"{schema}.memory_records"
         self._statistics = PostgresStatistics(schema)
-        self._stored_candidates = False  # postgres.search.STORED_CANDIDATES, read at open
+        self._stored: frozenset[str] = frozenset()  # postgres.stored's functions, read at open
         self._pool_size = (min_connections, max_connections)
         routed = standby_url and StandbyReads(standby_url, pool_mode, self._pool_size, standby_wait)
         self._standby = routed or None
@@ -225,11 +222,10 @@ class PostgresMemoryStore(
                         conn, self._schema, self._target, self._embedder
                     )
                 cursor = await conn.execute(
-                    f"SELECT max(created_at), to_regprocedure(%s) IS NOT NULL, {_WAL_NOW} "
-                    f"FROM {self._table}",
-                    (stored_candidates(self._schema),),
+                    f"SELECT max(created_at), {WAL_POSITION} FROM {self._table}"
                 )
                 newest = await cursor.fetchone()
+                self._stored = await stored.installed(conn, self._schema)
                 self._store_id = await read_store_id(conn, self._schema)
         except psycopg.Error as exc:
             await pool.close()
@@ -245,9 +241,8 @@ class PostgresMemoryStore(
                 raise
         self._pool = pool
         if newest is not None:
-            self._stored_candidates = bool(newest[1])
             if self._standby is not None:  # read there once it has the schema migrated
-                self._standby.wrote(newest[2])
+                self._standby.wrote(newest[1])
             if newest[0] is not None:
                 self._clock.observe(newest[0])
         await self._start_journal()
@@ -423,7 +418,7 @@ class PostgresMemoryStore(
             asked = self._fusion_query(query) if hybrid else query
             async with self._searching() as conn:
                 ranked, known = await ranked_candidates(
-                    conn, self._schema, asked, now, self._statistics, self._stored_candidates
+                    conn, self._schema, asked, now, self._statistics, self._stored_call(CANDIDATES)
                 )
                 if vector is None:
                     missing = [key for _, key in ranked if key not in known]
@@ -433,7 +428,8 @@ class PostgresMemoryStore(
         where, params, in_scope = filter_clauses(query, now)
         pair = listing_pair(query.scope) if in_scope is not None else None
         if pair is not None:  # newest first by a btree (postgres.scope_order)
-            sql, params = scoped_listing_sql(self._schema, where), [pair, *params]
+            stored_call = self._stored_call(LISTING) if where == UNFILTERED_WHERE else None
+            sql, params = stored_call or scoped_listing_sql(self._schema, where), [pair, *params]
         else:
             if in_scope is not None:
                 where, params = ["search_text @@ %s::tsquery", *where], [in_scope, *params]
@@ -446,6 +442,9 @@ class PostgresMemoryStore(
             cursor = await conn.execute(sql, [*params, query.limit])
             rows = await cursor.fetchall()
         return [MemoryHit.trusted({"record": record_from_text(row), "score": None}) for row in rows]
+
+    def _stored_call(self, statement: StoredStatement) -> str | None:
+        return statement.call(self._schema) if statement.name in self._stored else None
 
     async def _replace_vectors(
         self, handle: AsyncConnection[Any], embedder: Embedder, made: dict[str, Matrix]

@@ -1,7 +1,8 @@
-"""A scoped search's statement as a function (schema version 16, issue 42): the same
-hits, ids and scores, with it as without it; scoped searches call it; a schema without
-the current function (a version-15 store, or a statement changed since) searches by
-the statement itself, and migration creates the function."""
+"""Statements kept as functions (schema version 16, issue 42, ``postgres.stored``): the
+same hits, ids and scores, with them as without them; scoped searches and one-pair
+listings call them; a schema without the current functions (a version-15 store, or a
+statement changed since) is searched by the statements themselves, and migration
+creates the functions."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import psycopg
 from psycopg import sql
 
 from recallstore.backends.postgres import SCHEMA_VERSION, PostgresMemoryStore
-from recallstore.backends.postgres.search import STORED_CANDIDATES, stored_candidates
+from recallstore.backends.postgres.stored import CANDIDATES, LISTING, STATEMENTS
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
 
 _WORDS = ["garden", "tomato", "rain", "bike", "repair", "coffee", "morning", "paris", "train"]
@@ -55,15 +56,24 @@ _QUERIES = [
     MemorySearchQuery(query="garden", scope={"user": "ana"}, kinds=["episode"], limit=10),
     MemorySearchQuery(query="garden", scope={"user": "ana"}, include_expired=True, limit=10),
     MemorySearchQuery(query="morning coffee", limit=10),
+    # One-pair listings are LISTING's when they have no other filter.
+    MemorySearchQuery(scope={"user": "ana"}, limit=10),
+    MemorySearchQuery(scope={"team": "x"}, limit=50),
+    MemorySearchQuery(scope={"user": "nobody"}, limit=5),
+    MemorySearchQuery(scope={"user": "ana"}, kinds=["fact"], limit=10),
+    MemorySearchQuery(scope={"user": "ana", "session": "s1"}, limit=10),
 ]
+_CALLED = {CANDIDATES.name: 5, LISTING.name: 3}
+"""How many of :data:`_QUERIES` call each function: the first five, and the three
+unfiltered one-pair listings."""
 
 
 async def _hits(store: PostgresMemoryStore) -> list[list[tuple[str, float | None]]]:
     return [[(hit.record.id, hit.score) for hit in await store.search(query)] for query in _QUERIES]
 
 
-def _stored(store: PostgresMemoryStore) -> bool:
-    return store._stored_candidates  # what open found
+def _stored(store: PostgresMemoryStore) -> frozenset[str]:
+    return store._stored  # what open found
 
 
 def _reader(url: str, schema: str) -> PostgresMemoryStore:
@@ -77,65 +87,66 @@ async def _filled(url: str, schema: str) -> list[list[tuple[str, float | None]]]
         written = await store.write(_inputs())
         await store.invalidate(written[0].id, "wrong")
     async with _reader(url, schema) as store:
-        assert _stored(store)
+        assert _stored(store) == {statement.name for statement in STATEMENTS}
         return await _hits(store)
 
 
-async def test_searches_rank_the_same_with_and_without_the_function(
+async def test_searches_and_listings_are_the_same_with_and_without_the_functions(
     postgres_url: str, postgres_schema: str
 ) -> None:
     with_function = await _filled(postgres_url, postgres_schema)
     assert sum(map(len, with_function)) > 20
     async with _reader(postgres_url, postgres_schema) as store:
-        store._stored_candidates = False  # the statement itself
+        store._stored = frozenset()  # the statements themselves
         assert await _hits(store) == with_function
 
 
-async def test_scoped_searches_call_the_function(postgres_url: str, postgres_schema: str) -> None:
+async def test_scoped_searches_and_listings_call_the_functions(
+    postgres_url: str, postgres_schema: str
+) -> None:
     await _filled(postgres_url, postgres_schema)
     counted = f"{postgres_url}?options=-c%20track_functions%3Dpl"
     async with PostgresMemoryStore(counted, schema=postgres_schema) as store:
-        for query in _QUERIES[:5]:
-            await store.search(query)
+        await _hits(store)
     # A server process reports its function counts when its client has gone.
     deadline = time.monotonic() + 60
-    calls = 0
-    while calls < 5 and time.monotonic() < deadline:
-        with psycopg.connect(postgres_url) as conn:
-            row = conn.execute(
-                "SELECT coalesce(sum(calls), 0) FROM pg_stat_user_functions "
-                "WHERE schemaname = %s AND funcname = %s",
-                (postgres_schema, STORED_CANDIDATES),
-            ).fetchone()
-        calls = int(row[0]) if row else 0
+    calls: dict[str, int] = {}
+    while calls != _CALLED and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
-    assert calls == 5
+        with psycopg.connect(postgres_url) as conn:
+            rows = conn.execute(
+                "SELECT funcname, calls FROM pg_stat_user_functions WHERE schemaname = %s",
+                (postgres_schema,),
+            ).fetchall()
+        calls = {str(name): int(count) for name, count in rows}
+    assert calls == _CALLED
 
 
-def _drop_function(url: str, schema: str, *, version: bool) -> None:
+def _drop_functions(url: str, schema: str, *, version: bool) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         if version:
             conn.execute(f"DELETE FROM {schema}.schema_migrations WHERE version >= 16")
-        conn.execute(sql.SQL("DROP FUNCTION {}").format(sql.SQL(stored_candidates(schema))))
+        for statement in STATEMENTS:
+            conn.execute(sql.SQL("DROP FUNCTION {}").format(sql.SQL(statement.signature(schema))))
 
 
-async def test_a_schema_without_the_current_function_searches_by_the_statement(
+async def test_a_schema_without_the_current_functions_is_searched_by_the_statements(
     postgres_url: str, postgres_schema: str
 ) -> None:
     before = await _filled(postgres_url, postgres_schema)
-    _drop_function(postgres_url, postgres_schema, version=False)  # a statement changed since
+    _drop_functions(postgres_url, postgres_schema, version=False)  # statements changed since
     async with _reader(postgres_url, postgres_schema) as store:
-        assert not _stored(store)
+        assert _stored(store) == frozenset()
         assert await _hits(store) == before
 
 
-async def test_a_version_15_store_gets_the_function_on_migration(
+async def test_a_version_15_store_gets_the_functions_on_migration(
     postgres_url: str, postgres_schema: str
 ) -> None:
     before = await _filled(postgres_url, postgres_schema)
-    _drop_function(postgres_url, postgres_schema, version=True)
+    _drop_functions(postgres_url, postgres_schema, version=True)
     async with _reader(postgres_url, postgres_schema) as store:
-        assert _stored(store)
+        assert _stored(store) == {statement.name for statement in STATEMENTS}
         assert await _hits(store) == before
     with psycopg.connect(postgres_url) as conn:
         (version,) = conn.execute(
