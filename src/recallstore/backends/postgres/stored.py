@@ -7,7 +7,7 @@ every statement was planned on every call: a scoped keyword search's statement
 a fifth of the search through PgBouncer. A PL/pgSQL function's plans live in the
 server connection, which the pooler keeps open; after a few calls the server reuses
 a generic plan, as it does for psycopg's prepared statements on a direct connection.
-Nothing of it belongs to a client session.
+Nothing of it belongs to a client session. The generic plan is forced (:data:`_OPTIONS`).
 
 Two statements are kept: a scoped keyword search's candidates
 (:func:`~recallstore.backends.postgres.search.candidates_sql`) and a one-pair scope's
@@ -54,9 +54,10 @@ class StoredStatement:
 
     @property
     def name(self) -> str:
-        """``prefix`` and a digest of the statement (in a stand-in schema)."""
-        digest = hashlib.sha256(self.statement("s").encode()).hexdigest()[:12]
-        return f"{self.prefix}_{digest}"
+        """``prefix`` and a digest of the function (its statement in a stand-in schema,
+        its arguments and options)."""
+        function = "\n".join([self.statement("s"), *self.arguments, _OPTIONS])
+        return f"{self.prefix}_{hashlib.sha256(function.encode()).hexdigest()[:12]}"
 
     def signature(self, schema: str) -> str:
         """The function in ``schema`` with its argument types (a ``regprocedure``)."""
@@ -82,9 +83,17 @@ class StoredStatement:
         body = re.sub("%s", lambda _: f"${next(numbers)}", sql)
         await conn.execute(
             f"CREATE OR REPLACE FUNCTION {self.signature(schema)} RETURNS TABLE ({columns}) "
-            f"LANGUAGE plpgsql STABLE AS $stored$ BEGIN RETURN QUERY {body}; END $stored$"
+            f"{_OPTIONS} AS $stored$ BEGIN RETURN QUERY {body}; END $stored$"
         )
 
+
+_OPTIONS = "LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan"
+"""How every function runs. The generic plan is forced: left to choose, the server
+kept planning each call anew for the search (a tsquery parameter is estimated at a
+default 0.5 % of the table, so the generic plan looked costlier than the custom ones),
+and the function saved nothing. The generic plans have the custom plans' shapes: the
+GIN index's bitmap for the scope's matches, the pair's btree read backwards for a
+listing (``EXPLAIN`` at 100k and 10M records, docs/benchmarks.md)."""
 
 _NOW = datetime(2000, 1, 1, tzinfo=UTC)
 
