@@ -5,9 +5,9 @@ Behind a pooler in transaction mode nothing is prepared (postgres.connections), 
 every statement was planned on every call: a scoped keyword search's statement
 (candidates, totals and stem counts in one) took the server 0.25–0.45 ms to plan,
 a fifth of the search through PgBouncer. A PL/pgSQL function's plans live in the
-server connection, which the pooler keeps open; after a few calls the server reuses
-a generic plan, as it does for psycopg's prepared statements on a direct connection.
-Nothing of it belongs to a client session. The generic plan is forced (:data:`_OPTIONS`).
+server connection, which the pooler keeps open: its statement is planned on the first
+call (its generic plan, :data:`_OPTIONS`) and that plan reused, as a prepared
+statement's is on a direct connection. Nothing of it belongs to a client session.
 
 Two statements are kept: a scoped keyword search's candidates
 (:func:`~recallstore.backends.postgres.search.candidates_sql`) and a one-pair scope's
