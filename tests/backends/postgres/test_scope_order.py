@@ -5,10 +5,10 @@ records by every write, delete and forget, and a version-13 store filled on migr
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import psycopg
+from tests.backends.postgres.steady import steady
 
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.postgres import SCHEMA_VERSION, PostgresMemoryStore
@@ -21,17 +21,6 @@ def drop_scope_order(conn: psycopg.Connection[tuple[object, ...]], schema: str) 
     conn.execute(f"DROP TABLE {schema}.memory_scope_order")
     for event in ("insert", "delete"):
         conn.execute(f"DROP FUNCTION {schema}.memory_scope_order_{event}() CASCADE")
-
-
-def _steady() -> dict[str, Callable[[], object]]:
-    """The same ids and clock for two stores, so their records are equal."""
-    ids = itertools.count()
-    ticks = itertools.count()
-    start = datetime(2026, 1, 1, tzinfo=UTC)
-    return {
-        "ids": lambda: f"r{next(ids):05d}",
-        "clock": lambda: start + timedelta(seconds=next(ticks) // 3),  # ties by id too
-    }
 
 
 _INPUTS = [
@@ -87,14 +76,14 @@ def _in_step(url: str, schema: str) -> None:
 async def test_scoped_listings_match_the_in_memory_store(
     postgres_url: str, postgres_schema: str
 ) -> None:
-    reference = InMemoryMemoryStore(**_steady())  # type: ignore[arg-type]
+    reference = InMemoryMemoryStore(**steady(3))  # type: ignore[arg-type]
     async with reference:
         await _fill(reference)
         expected = await _listings(reference)
     async with PostgresMemoryStore(
         postgres_url,
         schema=postgres_schema,
-        **_steady(),  # type: ignore[arg-type]
+        **steady(3),  # type: ignore[arg-type]
     ) as store:
         await _fill(store)
         assert await _listings(store) == expected
@@ -119,7 +108,7 @@ async def test_a_version_13_store_fills_the_table_on_migration(
     async with PostgresMemoryStore(
         postgres_url,
         schema=postgres_schema,
-        **_steady(),  # type: ignore[arg-type]
+        **steady(3),  # type: ignore[arg-type]
     ) as store:
         await _fill(store)
         before = await _listings(store)

@@ -7,29 +7,18 @@ creates the functions."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import psycopg
 from psycopg import sql
+from tests.backends.postgres.steady import steady
 
 from recallstore.backends.postgres import SCHEMA_VERSION, PostgresMemoryStore
 from recallstore.backends.postgres.stored import CANDIDATES, LISTING, STATEMENTS
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
 
 _WORDS = ["garden", "tomato", "rain", "bike", "repair", "coffee", "morning", "paris", "train"]
-
-
-def _steady() -> dict[str, Callable[[], object]]:
-    ids = itertools.count()
-    ticks = itertools.count()
-    start = datetime(2026, 1, 1, tzinfo=UTC)
-    return {
-        "ids": lambda: f"r{next(ids):05d}",
-        "clock": lambda: start + timedelta(seconds=next(ticks) // 2),
-    }
 
 
 def _inputs() -> list[MemoryWriteInput]:
@@ -83,7 +72,7 @@ def _reader(url: str, schema: str) -> PostgresMemoryStore:
 
 async def _filled(url: str, schema: str) -> list[list[tuple[str, float | None]]]:
     """The hits of every query after writing the records, searched by the function."""
-    async with PostgresMemoryStore(url, schema=schema, **_steady()) as store:  # type: ignore[arg-type]
+    async with PostgresMemoryStore(url, schema=schema, **steady(2)) as store:  # type: ignore[arg-type]
         written = await store.write(_inputs())
         await store.invalidate(written[0].id, "wrong")
     async with _reader(url, schema) as store:
