@@ -166,7 +166,7 @@ class PostgresMemoryStore(
         self._schema = schema
         self._table = f"{schema}.memory_records"
         self._statistics = PostgresStatistics(schema)
-        self._stored: frozenset[str] = frozenset()  # postgres.stored's functions, read at open
+        self._stored: dict[str, str] = {}  # postgres.stored's calls by name, read at open
         self._pool_size = (min_connections, max_connections)
         routed = standby_url and StandbyReads(standby_url, pool_mode, self._pool_size, standby_wait)
         self._standby = routed or None
@@ -444,7 +444,7 @@ class PostgresMemoryStore(
         return [MemoryHit.trusted({"record": record_from_text(row), "score": None}) for row in rows]
 
     def _stored_call(self, statement: StoredStatement) -> str | None:
-        return statement.call(self._schema) if statement.name in self._stored else None
+        return self._stored.get(statement.name)
 
     async def _replace_vectors(
         self, handle: AsyncConnection[Any], embedder: Embedder, made: dict[str, Matrix]

@@ -25,6 +25,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from recallstore.backends.postgres.scope_order import scoped_listing_sql
@@ -52,7 +53,7 @@ class StoredStatement:
     probe: tuple[Any, ...]
     """Arguments of those types, for one run that returns no row (the result columns)."""
 
-    @property
+    @cached_property
     def name(self) -> str:
         """``prefix`` and a digest of the function (its statement in a stand-in schema,
         its arguments and options)."""
@@ -123,8 +124,9 @@ def migration(schema: str) -> list[Callable[[AsyncConnection[Any], str], Awaitab
     return [statement.create for statement in STATEMENTS]
 
 
-async def installed(conn: AsyncConnection[Any], schema: str) -> frozenset[str]:
-    """The names of the statements whose current function ``schema`` holds."""
+async def installed(conn: AsyncConnection[Any], schema: str) -> dict[str, str]:
+    """The statements whose current function ``schema`` holds: each one's name and the
+    statement that calls it there (:meth:`StoredStatement.call`), made once at open."""
     cursor = await conn.execute(
         "SELECT name FROM unnest(%s::text[], %s::text[]) AS s(name, signature) "
         "WHERE to_regprocedure(signature) IS NOT NULL",
@@ -133,4 +135,5 @@ async def installed(conn: AsyncConnection[Any], schema: str) -> frozenset[str]:
             [statement.signature(schema) for statement in STATEMENTS],
         ),
     )
-    return frozenset(str(row[0]) for row in await cursor.fetchall())
+    found = {str(row[0]) for row in await cursor.fetchall()}
+    return {st.name: st.call(schema) for st in STATEMENTS if st.name in found}
