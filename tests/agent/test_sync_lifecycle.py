@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -109,6 +110,17 @@ def _eventually(condition: Callable[[], bool], what: str, seconds: float = 60) -
         if time.monotonic() > deadline:
             raise AssertionError(f"never happened: {what}")
         time.sleep(0.05)
+
+
+def _line_from(child: subprocess.Popen[str], seconds: float = 120) -> str:
+    """The child's next line of output; its stderr in the failure if none comes in time."""
+    assert child.stdout is not None
+    ready, _, _ = select.select([child.stdout], [], [], seconds)
+    if not ready:
+        child.kill()
+        _, err = child.communicate()
+        raise AssertionError(f"no line from the child in {seconds:.0f} s; its stderr:\n{err}")
+    return child.stdout.readline()
 
 
 def _open_files(path: Path) -> int:
@@ -284,17 +296,20 @@ def test_an_interrupted_blocking_write_is_cancelled_before_the_interrupt_goes_on
         stderr=subprocess.PIPE,
         text=True,
         env=_child_env(),
+        # A background process of a non-interactive shell inherits SIGINT ignored: give
+        # the child Python's own Ctrl+C, as a program run from a terminal has.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert child.stdin is not None
     assert child.stdout is not None
     try:
-        assert child.stdout.readline() == "ready\n"
+        assert _line_from(child) == "ready\n"
         with _records_locked(postgres_url, postgres_schema):
             child.stdin.write("go\n")
             child.stdin.flush()
             _eventually(lambda: _connections(postgres_url, app, waiting=True) == 1, "a wait")
             child.send_signal(signal.SIGINT)
-            assert child.stdout.readline() == "interrupted\n"
+            assert _line_from(child) == "interrupted\n"
             # The interrupt came back once the write stopped: it waits for nothing now,
             # though the lock it waited for is still held.
             assert _connections(postgres_url, app, waiting=True) == 0
