@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 
 import psycopg
 import pytest
@@ -16,7 +17,8 @@ from psycopg.conninfo import make_conninfo
 from tests.backends.postgres.test_scope_order import drop_scope_order
 from tests.hybrid.test_hybrid_conformance import HybridKit
 
-from recallstore.backends.postgres import PostgresMemoryStore
+from recallstore.backends.postgres import PostgresMemoryStore, vectors
+from recallstore.backends.postgres.search import filter_clauses
 from recallstore.errors import ConfigurationError
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
 from recallstore.store import MemoryStore
@@ -124,6 +126,68 @@ async def test_a_narrow_scope_is_not_starved_by_the_index(index_only_url: str) -
             MemorySearchQuery(query="where does she work", scope={"user": "ana"}, limit=10)
         )
     assert sorted(hit.record.id for hit in hits) == sorted(record.id for record in mine)
+
+
+async def test_the_embedder_check_and_the_search_travel_in_one_round_trip(
+    pgvector_url: str, pgvector_schema: str
+) -> None:
+    # The one-trip path (check, settings and search sent together) must answer, not
+    # fall back, and answer what the checked path answers: for a scope smaller than
+    # asked (the exact part of the statement runs) and for one larger (the index's).
+    scopes = {"small": 5, "large": 150}
+    toy = ToyEmbedder()
+    async with PostgresMemoryStore(pgvector_url, schema=pgvector_schema, embedder=toy) as store:
+        for user, count in scopes.items():
+            await store.write(
+                [
+                    MemoryWriteInput(scope={"user": user}, content=f"a job at the clinic, day {i}")
+                    for i in range(count)
+                ]
+            )
+        embedder = (store.describe().target, (toy.name, toy.dimension))
+    (vector,) = await toy.embed(["where does she work"])
+    now = datetime.now(UTC)
+    async with await psycopg.AsyncConnection.connect(pgvector_url, autocommit=True) as conn:
+        for user, count in scopes.items():
+            query = MemorySearchQuery(query="work", scope={"user": user}, limit=10)
+            where, params, in_scope = filter_clauses(query, now)
+            where, params = ["r.search_text @@ %s::tsquery", *where], [in_scope, *params]
+            at_once = await vectors._nearest_at_once(
+                conn, pgvector_schema, where, params, vector, 100, embedder
+            )
+            assert at_once is not None, "the one-trip path fell back"
+            checked = await vectors.nearest_ids(
+                conn, pgvector_schema, query, vector, 100, now, embedder, None
+            )
+            assert at_once == checked
+            assert len(at_once) == min(count, 100)
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+async def test_a_store_searches_its_vectors_where_another_opener_moved_them(
+    pgvector_url: str, pgvector_schema: str
+) -> None:
+    scope = {"user": "ana"}
+    query = MemorySearchQuery(query="where does she work", scope=scope)
+
+    def embedded() -> PostgresMemoryStore:
+        return PostgresMemoryStore(pgvector_url, schema=pgvector_schema, embedder=ToyEmbedder())
+
+    async with embedded() as store:
+        await store.write(
+            [
+                MemoryWriteInput(scope=scope, content=text)
+                for text in ("a job at the clinic", "plays the cello", "allergic to peanuts")
+            ]
+        )
+        before = [hit.record.id for hit in await store.search(query)]
+        for to in ("array", "pgvector"):
+            async with PostgresMemoryStore(pgvector_url, schema=pgvector_schema) as mover:
+                assert await mover.move_vectors(to) == 3
+            # This store still believes its vectors are in pgvector: the search finds
+            # them where they are now.
+            assert store.vector_storage == "pgvector"
+            assert [hit.record.id for hit in await store.search(query)] == before
 
 
 async def test_vectors_move_only_when_asked(pgvector_url: str, pgvector_schema: str) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from recallstore.backends._vectors import Matrix
 
 if TYPE_CHECKING:
-    from psycopg import AsyncConnection
+    from psycopg import AsyncConnection, AsyncCursor
 
 __all__ = [
     "MAX_INDEXED_DIMENSION",
@@ -32,6 +32,9 @@ __all__ = [
     "enable",
     "insert",
     "nearest",
+    "nearest_found",
+    "nearest_sql",
+    "send_nearest",
 ]
 
 VectorStorage = Literal["array", "pgvector"]
@@ -149,47 +152,66 @@ async def nearest(
 ) -> list[tuple[float, str]]:
     """(cosine, id) of the ``n`` records passing ``where`` (on ``memory_records AS r``)
     nearest ``vector``, best first, in the caller's transaction."""
-    # Iterative scans (pgvector 0.8) read on through the index until n rows pass the
-    # filters; relaxed order lets them, and the rows are sorted again below.
-    await conn.execute(
-        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-        "set_config('hnsw.ef_search', %s, true)",
-        (str(max(_EF_SEARCH_FLOOR, min(n, 1_000))),),
-    )
-    rows = await _closest(conn, schema, where, params, vector, n, exact=False)
-    if len(rows) < n:
-        # Fewer than n: the filters hold fewer records, or the graph did not lead to
-        # them all (HNSW is approximate: a record far from every other one may have no
-        # edge into it). The exact order over the filtered records answers both; it
-        # reads only those records, and they are few when the index ran out.
-        rows = await _closest(conn, schema, where, params, vector, n, exact=True)
-    return [(1.0 - float(distance), str(key)) for key, distance in rows]
+    return await nearest_found(await send_nearest(conn, schema, where, params, vector, n))
 
 
-async def _closest(
+async def send_nearest(
     conn: AsyncConnection[Any],
     schema: str,
     where: Sequence[str],
     params: Sequence[Any],
     vector: Matrix,
     n: int,
-    *,
-    exact: bool,
-) -> list[tuple[str, float]]:
-    # "+ 0" makes the order an expression the HNSW index cannot serve: exact distances.
-    distance = "(e.embedding <=> %s::real[]::vector)" + (" + 0" if exact else "")
-    cursor = await conn.execute(
-        f"SELECT r.id, {distance} AS distance FROM {schema}.memory_embeddings AS e "
-        f"JOIN {schema}.memory_records AS r ON r.id = e.record_id "
-        f"WHERE {' AND '.join(where) or 'TRUE'} ORDER BY distance LIMIT %s",
-        [_as_list(vector), *params, n],
+) -> AsyncCursor[Any]:
+    """Send the search's settings and its one statement (:func:`nearest_sql`) in the
+    caller's transaction, without waiting for them (in a pipeline, they travel with
+    whatever else is queued); :func:`nearest_found` reads the answer."""
+    # Iterative scans (pgvector 0.8) read on through the index until n rows pass the
+    # filters; relaxed order lets them, and the rows are sorted again on reading.
+    await conn.execute(
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+        "set_config('hnsw.ef_search', %s, true)",
+        (str(max(_EF_SEARCH_FLOOR, min(n, 1_000))),),
     )
+    found = _as_list(vector)
+    return await conn.execute(nearest_sql(schema, where), [found, *params, n, found, *params, n, n])
+
+
+def nearest_sql(schema: str, where: Sequence[str]) -> str:
+    """The nearest records in one statement: the index's answer, and the exact order
+    over the filtered records when the index gave fewer than asked.
+
+    The rows are (id, cosine distance, exact). The first part may read the HNSW index
+    (the planner's choice: for a small scope it reads the scope's rows and sorts them);
+    HNSW is approximate, and a scope smaller than ``n`` or a record far from every
+    other one leaves it short. Only then does the second part run (its condition is a
+    one-time filter on the first part's count), ordering by an expression the index
+    cannot serve (``+ 0``): exact distances over what passes ``where``. Parameters:
+    the vector, ``where``'s, ``n``, then the same three again and ``n`` once more.
+    """
+    rows = (
+        f"FROM {schema}.memory_embeddings AS e "
+        f"JOIN {schema}.memory_records AS r ON r.id = e.record_id "
+        f"WHERE {' AND '.join(where) or 'TRUE'}"
+    )
+    return (
+        "WITH approximate AS MATERIALIZED ("
+        f"SELECT r.id, e.embedding <=> %s::real[]::vector AS distance {rows} "
+        "ORDER BY distance LIMIT %s) "
+        "SELECT id, distance, false FROM approximate UNION ALL ("
+        f"SELECT r.id, (e.embedding <=> %s::real[]::vector) + 0 AS distance, true {rows} "
+        "AND (SELECT count(*) FROM approximate) < %s ORDER BY distance LIMIT %s)"
+    )
+
+
+async def nearest_found(cursor: AsyncCursor[Any]) -> list[tuple[float, str]]:
+    """(cosine, id) best first, from the rows of :func:`nearest_sql`: the exact ones
+    when there are any (the index fell short), else the index's."""
+    rows = await cursor.fetchall()
+    chosen = [row for row in rows if row[2]] or rows
     # NaN (a zero vector) as cosine 0, as numpy's comparison in real[] gives it.
-    found = [
-        (str(key), 1.0 if value != value else float(value))
-        for key, value in await cursor.fetchall()
-    ]
-    return sorted(found, key=lambda row: (row[1], row[0]))
+    found = sorted((1.0 if value != value else float(value), str(key)) for key, value, _ in chosen)
+    return [(1.0 - distance, key) for distance, key in found]
 
 
 async def move_rows(

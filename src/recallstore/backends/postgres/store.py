@@ -456,7 +456,7 @@ class PostgresMemoryStore(
     ) -> list[tuple[float, str]]:
         async with self._reading() as conn:
             return await vectors.nearest_ids(
-                conn, self._schema, query, vector, n, now, self._vector_check
+                conn, self._schema, query, vector, n, now, self._vector_check, self._vector_storage
             )
 
     async def _lock_embedder(self, handle: AsyncConnection[Any]) -> None:

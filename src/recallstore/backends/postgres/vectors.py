@@ -120,11 +120,17 @@ async def check_embedder(
     a ``reembed`` (which locks it ``FOR UPDATE`` first, :func:`lock_embedder`) waits
     for our vectors and replaces them, or we wait for it and see its embedder.
     """
-    cursor = await conn.execute(
-        f"SELECT name, dimension, storage FROM {schema}.memory_embedder"
-        + (" FOR SHARE" if lock else "")
-    )
-    row = await cursor.fetchone()
+    cursor = await conn.execute(_recorded_sql(schema) + (" FOR SHARE" if lock else ""))
+    return _checked(await cursor.fetchone(), target, given)
+
+
+def _recorded_sql(schema: str) -> str:
+    return f"SELECT name, dimension, storage FROM {schema}.memory_embedder"
+
+
+def _checked(row: Sequence[Any] | None, target: str, given: tuple[str, int]) -> VectorStorage:
+    """Where the vectors live, by the recorded embedder's row (none: ``real[]``);
+    :class:`EmbedderSwitchedError` when it is not ``given``."""
     if row is None:
         return "array"
     if (str(row[0]), int(row[1])) != given:
@@ -169,12 +175,15 @@ async def nearest_ids(
     n: int,
     now: datetime,
     embedder: tuple[str, tuple[str, int]],
+    storage: VectorStorage | None = None,
 ) -> list[tuple[float, str]]:
     """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``.
 
     ``embedder`` is the store's target and its embedder's (name, dimension), checked
     against the recorded one in the snapshot the vectors are read from; a vector of
-    another length is left out, never compared.
+    another length is left out, never compared. ``storage`` is where the store last
+    knew its vectors to live: in pgvector, the check and the search travel together
+    (:func:`_nearest_at_once`).
     """
     # Here, not at the top: _postgres_search imports the schema, which imports us.
     from recallstore.backends.postgres.search import filter_clauses
@@ -184,6 +193,10 @@ async def nearest_ids(
     where, params, in_scope = filter_clauses(query, now)
     if in_scope is not None:
         where, params = ["r.search_text @@ %s::tsquery", *where], [in_scope, *params]
+    if storage == "pgvector":
+        found = await _nearest_at_once(conn, schema, where, params, vector, n, embedder)
+        if found is not None:
+            return found
     # Pipelined: BEGIN, the isolation level and the embedder check travel together, then
     # the settings with the nearest-records query: two round trips and the commit, not
     # six (each a wake-up for the server and for us: they add up on a busy machine).
@@ -203,6 +216,39 @@ async def nearest_ids(
         return []
     matrix = np.asarray([row[1] for row in rows], dtype=np.float32)
     return [(score, str(rows[row][0])) for score, row in top_cosine(matrix, vector, n)]
+
+
+async def _nearest_at_once(
+    conn: AsyncConnection[Any],
+    schema: str,
+    where: Sequence[str],
+    params: Sequence[Any],
+    vector: Matrix,
+    n: int,
+    embedder: tuple[str, tuple[str, int]],
+) -> list[tuple[float, str]] | None:
+    """The nearest records in pgvector, in one round trip: the transaction, the
+    embedder check and the search (``pgvector.nearest_sql``) are sent together and
+    read after. None when the check finds the vectors moved to ``real[]``, or the
+    search failed because they moved or changed dimension since the store last
+    looked: the checked path then says which (or raises what the check raises)."""
+    from psycopg.errors import DataException, UndefinedTable
+
+    target, given = embedder
+    try:
+        async with conn.pipeline() as pipeline:
+            await conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            recorded = await conn.execute(_recorded_sql(schema))
+            found = await pgvector.send_nearest(conn, schema, where, params, vector, n)
+            await conn.execute("COMMIT")
+            await pipeline.sync()
+            row = await recorded.fetchone()
+            if _checked(row, target, given) != "pgvector":
+                return None
+            return await pgvector.nearest_found(found)
+    except (UndefinedTable, DataException):
+        await conn.rollback()  # the BEGIN sent above, aborted by the error
+        return None
 
 
 async def replace_vectors(
