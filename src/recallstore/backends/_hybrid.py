@@ -15,8 +15,9 @@ The backend supplies one primitive, :meth:`_nearest`.
 
 from __future__ import annotations
 
+import asyncio
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from datetime import datetime
@@ -41,9 +42,11 @@ from recallstore.records import (
     SearchMode,
 )
 
-__all__ = ["FUSION_DEPTH", "HybridSearch", "hits_of"]
+__all__ = ["FUSION_DEPTH", "HybridSearch", "both", "hits_of"]
 
 Handle = TypeVar("Handle")
+_First = TypeVar("_First")
+_Second = TypeVar("_Second")
 
 # The vectors of the write call running in this task, by content: set by write() before
 # its transaction, read by the backend's _insert inside it.
@@ -140,12 +143,15 @@ class HybridSearch(BaseMemoryStore[Handle]):
         known: Mapping[str, Callable[[], MemoryRecord]],
         query_vector: Matrix,
         now: datetime,
+        *,
+        nearest: Sequence[tuple[float, str]] | None = None,
     ) -> list[MemoryHit]:
         """Fuse ``keyword`` (the keyword ranking as (score, id), at least ``FUSION_DEPTH``
         deep; ``known`` builds each one's record) with the records nearest
-        ``query_vector`` under the same filters (:meth:`_nearest`). Records are built
-        for the hits only."""
-        nearest = await self._nearest(query, query_vector, max(query.limit, FUSION_DEPTH), now)
+        ``query_vector`` under the same filters (:meth:`_nearest`, unless the caller
+        found them already: ``nearest``). Records are built for the hits only."""
+        if nearest is None:
+            nearest = await self._nearest(query, query_vector, max(query.limit, FUSION_DEPTH), now)
         fused = self._fuse(query, keyword, nearest)
         missing = [key for _, key in fused if key not in known]
         fetched: dict[str, MemoryRecord] = {}
@@ -263,3 +269,15 @@ def hits_of(
         else:
             hits.append(MemoryHit(record=record, score=score))  # raises, naming it
     return hits
+
+
+async def both(first: Awaitable[_First], second: Awaitable[_Second]) -> tuple[_First, _Second]:
+    """The results of two awaitables run concurrently (a hybrid search's two halves).
+    Both are waited for; when either failed, the first one's failure is raised (its
+    own exception, not a group), and cancelling the caller cancels both."""
+    one, two = await asyncio.gather(first, second, return_exceptions=True)
+    if isinstance(one, BaseException):
+        raise one
+    if isinstance(two, BaseException):
+        raise two
+    return one, two

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from recallstore.backends._forget_extension import ForgetsScopes, Forgotten
 from recallstore.backends._forget_traces import provenance_of
-from recallstore.backends._hybrid import HybridSearch, hits_of
+from recallstore.backends._hybrid import FUSION_DEPTH, HybridSearch, both, hits_of
 from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._vectors import Matrix
 from recallstore.backends.base import (
@@ -93,6 +93,8 @@ __all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
 _EXPORT_PAGE = 500
 _INSERT_PAGE = 1_000
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_Candidates = tuple[list[tuple[float, str]], dict[str, Callable[[], MemoryRecord]]]
+"""A keyword ranking as (score, id), and what builds each record read with it."""
 
 
 class PostgresMemoryStore(
@@ -413,18 +415,13 @@ class PostgresMemoryStore(
     ) -> list[MemoryHit]:
         """Filter (S7–S9), then rank (``postgres.search``) or list by recency (S10–S12)."""
         if not query.is_listing:
-            hybrid = self._embedder is not None
-            vector = await self._embed_query(query.query or "") if hybrid else None
-            asked = self._fusion_query(query) if hybrid else query
+            if self._embedder is not None:
+                return await self._hybrid_at_once(query, now)
             async with self._searching() as conn:
-                ranked, known = await ranked_candidates(
-                    conn, self._schema, asked, now, self._statistics, self._stored_call(CANDIDATES)
-                )
-                if vector is None:
-                    missing = [key for _, key in ranked if key not in known]
-                    fetched = await self._fetch_records(conn, missing) if missing else {}
-                    return hits_of(ranked, known, fetched)
-            return await self._hybrid_search(query, ranked, known, vector, now)
+                ranked, known = await self._keyword_candidates(conn, query, now)
+                missing = [key for _, key in ranked if key not in known]
+                fetched = await self._fetch_records(conn, missing) if missing else {}
+                return hits_of(ranked, known, fetched)
         where, params, in_scope = filter_clauses(query, now)
         pair = listing_pair(query.scope) if in_scope is not None else None
         if pair is not None:  # newest first by a btree (postgres.scope_order)
@@ -442,6 +439,28 @@ class PostgresMemoryStore(
             cursor = await conn.execute(sql, [*params, query.limit])
             rows = await cursor.fetchall()
         return [MemoryHit.trusted({"record": record_from_text(row), "score": None}) for row in rows]
+
+    async def _keyword_candidates(
+        self, conn: AsyncConnection[Any], query: MemorySearchQuery, now: datetime
+    ) -> _Candidates:
+        stored = self._stored_call(CANDIDATES)
+        return await ranked_candidates(conn, self._schema, query, now, self._statistics, stored)
+
+    async def _hybrid_at_once(self, query: MemorySearchQuery, now: datetime) -> list[MemoryHit]:
+        """A hybrid search whose halves overlap: the keyword ranking runs on one
+        connection while the query is embedded and its nearest records are found on
+        another, so a search waits for the longer of the two, not for their sum."""
+
+        async def keyword() -> _Candidates:
+            async with self._searching() as conn:
+                return await self._keyword_candidates(conn, self._fusion_query(query), now)
+
+        async def nearest() -> tuple[Matrix, list[tuple[float, str]]]:
+            vector = await self._embed_query(query.query or "")
+            return vector, await self._nearest(query, vector, max(query.limit, FUSION_DEPTH), now)
+
+        (ranked, known), (vector, found) = await both(keyword(), nearest())
+        return await self._hybrid_search(query, ranked, known, vector, now, nearest=found)
 
     def _stored_call(self, statement: StoredStatement) -> str | None:
         return self._stored.get(statement.name)
