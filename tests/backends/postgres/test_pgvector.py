@@ -128,7 +128,7 @@ async def test_a_narrow_scope_is_not_starved_by_the_index(index_only_url: str) -
     assert sorted(hit.record.id for hit in hits) == sorted(record.id for record in mine)
 
 
-async def test_the_embedder_check_and_the_search_travel_in_one_round_trip(
+async def test_the_embedder_check_and_the_search_are_sent_together(
     pgvector_url: str, pgvector_schema: str
 ) -> None:
     # The one-trip path (check, settings and search sent together) must answer, not
