@@ -68,7 +68,8 @@ from typing import Any
 from _pg_bulk import Loaded, WordHashEmbedder, build_hnsw, bulk_load, has_hnsw, start_server
 from store_bench import TENANTS, Corpus
 
-from recallstore.backends.postgres import PostgresMemoryStore
+from recallstore._search.fusion import FUSION_DEPTH
+from recallstore.backends.postgres import PostgresMemoryStore, pgvector
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
 
 BATCH = 1_000
@@ -262,16 +263,15 @@ async def explain(url: str, size: Size, rng: random.Random, text: str) -> None:
 
     scope = scope_tsquery(size.scope(rng))
     vector = (await size.hybrid._embedder.embed([text]))[0]  # type: ignore[union-attr]
+    vector = [float(value) for value in vector]
+    where = ["r.search_text @@ %s::tsquery"]
     async with await psycopg.AsyncConnection.connect(url) as conn:
         await conn.execute("SET hnsw.iterative_scan = relaxed_order")
         for name, sql, params in (
             (
-                "scoped nearest",
-                f"SELECT r.id, (e.embedding <=> %s::real[]::vector) AS d "
-                f"FROM {size.schema}.memory_embeddings AS e JOIN {size.schema}.memory_records "
-                "AS r ON r.id = e.record_id WHERE r.search_text @@ %s::tsquery "
-                "ORDER BY d LIMIT 20",
-                [vector, scope],
+                "scoped nearest (the store's statement, 100 asked)",
+                pgvector.nearest_sql(size.schema, where),
+                [vector, scope, FUSION_DEPTH, vector, scope, FUSION_DEPTH, FUSION_DEPTH],
             ),
             (
                 "newest 10",
