@@ -303,6 +303,9 @@ async def run(url: str, args: argparse.Namespace) -> list[Size]:
                 # The same texts, and the same draw of users' ranks, at every size.
                 await block(size, chunk, random.Random(round_), corpus)
             print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+        for size in sized:  # now, not only in the report: a VACUUM can take an hour at 10M
+            figures = ", ".join(f"{m} {ms(size.times[m]):.2f}" for m in MEASURES)
+            print(f"{size.records:,} p50 ms: {figures}", file=sys.stderr, flush=True)
         for turn in range(args.forget):
             for size in sized if turn % 2 == 0 else sized[::-1]:
                 await forget_users(size, random.Random(10_000 + turn), 1, corpus)
