@@ -32,9 +32,11 @@ table, one batch a round, as part of the measurements.
 **Measurements**, ``--rounds`` rounds, each running a block on every size in turn (the
 order alternating), so machine noise hits both alike; a block runs ``--queries /
 --rounds`` of each: a user-scoped keyword search (a store opened without an embedder),
-a user-scoped hybrid search (with the embedder: keyword and nearest vectors fused), the
-user's newest 10 (a listing), the same with the scope ``{"user": …}`` alone (one
-scope pair, one lexeme for the planner to estimate), and one batch write. The same
+its floor (``keyword_floor``: the store's index condition as one prepared psycopg
+statement, for another user), a user-scoped hybrid search (with the embedder: keyword
+and nearest vectors fused), the user's newest 10 (a listing), the same with the scope
+``{"user": …}`` alone (one scope pair, one lexeme for the planner to estimate), and one
+batch write. The same
 query texts at every size; users drawn at random. Then, per size: ``delete`` of single
 records and ``forget`` of whole users (timed; a search and a listing of the user after
 must find nothing), and ``VACUUM`` of the three tables (timed, sizes and dead rows before
@@ -73,7 +75,7 @@ from recallstore.backends.postgres import PostgresMemoryStore, pgvector
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
 
 BATCH = 1_000
-MEASURES = ("keyword", "hybrid", "newest 10", "newest 10, user pair only")
+MEASURES = ("keyword", "keyword floor", "hybrid", "newest 10", "newest 10, user pair only")
 TABLES = ("memory_records", "memory_embeddings", "memory_scope_order")
 
 
@@ -97,6 +99,8 @@ class Size:
     count: int = 0
     hnsw: bool = True
     hnsw_seconds: float | None = None
+    floor: Any = None
+    """A plain psycopg connection for the keyword floor (``keyword_floor``)."""
 
     @property
     def users(self) -> int:
@@ -129,6 +133,7 @@ async def open_size(url: str, records: int, embedder: WordHashEmbedder, args: An
     await hybrid.open()  # migrations, the embedder recorded, pgvector's table and index
     size = Size(records, PostgresMemoryStore(url, schema=schema), hybrid, schema)
     await size.keyword.open()
+    size.floor = await psycopg.AsyncConnection.connect(url, autocommit=True)
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
         cursor = await conn.execute(f"SELECT count(*) FROM {schema}.memory_records")
         row = await cursor.fetchone()
@@ -158,12 +163,32 @@ async def open_size(url: str, records: int, embedder: WordHashEmbedder, args: An
     return size
 
 
+async def keyword_floor(size: Size, text: str, scope: dict[str, str]) -> None:
+    """The floor of a user-scoped keyword search: one prepared statement on a plain
+    psycopg connection with the store's own index condition (the scope's lexemes and
+    the query's stems, ``postgres.search``), every matching row's id and content read;
+    no ranking. Its 10M / 1M ratio is what the machine's pages cost at each size."""
+    from recallstore._search.query import plan_query
+    from recallstore.backends.postgres.search import _indexed, _matching, scope_tsquery
+
+    stems = _indexed([term.stem for term in plan_query(text)])
+    cursor = await size.floor.execute(
+        f"SELECT id, content FROM {size.schema}.memory_records "
+        "WHERE search_text @@ %s::tsquery LIMIT 1001",
+        (_matching(stems, scope_tsquery(scope)),),
+        prepare=True,
+    )
+    await cursor.fetchall()
+
+
 async def block(size: Size, texts: list[str], rng: random.Random, corpus: Corpus) -> None:
     """One block of every measure on ``size``."""
     for text in texts:
         scope = size.scope(rng)
         query = MemorySearchQuery(query=text, scope=scope)
         size.times["keyword"].append((await timed(size.keyword.search(query)))[0])
+        floor_scope = size.scope(rng)  # another user: the store's read left this one warm
+        size.times["keyword floor"].append((await timed(keyword_floor(size, text, floor_scope)))[0])
         size.times["hybrid"].append((await timed(size.hybrid.search(query)))[0])
         listing = MemorySearchQuery(scope=size.scope(rng), limit=10)
         size.times["newest 10"].append((await timed(size.keyword.search(listing)))[0])
@@ -318,6 +343,7 @@ async def run(url: str, args: argparse.Namespace) -> list[Size]:
         for size in sized:
             await size.keyword.aclose()
             await size.hybrid.aclose()
+            await size.floor.close()
     return sized
 
 
