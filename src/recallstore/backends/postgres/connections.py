@@ -26,12 +26,13 @@ taken out before the URL reaches libpq.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import select
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, Literal, cast, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast, get_args
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from recallstore.errors import ConfigurationError, StoreUnavailableError
@@ -53,6 +54,7 @@ __all__ = [
     "explain",
     "in_write",
     "is_read_only",
+    "meanwhile",
     "open_pool",
     "redact",
     "split_url",
@@ -181,6 +183,25 @@ async def check_handed_out(conn: AsyncConnection[Any]) -> None:
 
 
 _WRITING: weakref.WeakSet[Any] = weakref.WeakSet()
+
+_T = TypeVar("_T")
+
+
+async def meanwhile(statement: Awaitable[object], work: Callable[[], _T]) -> _T:
+    """What ``work()`` returns, called while the server runs ``statement``: the
+    statement is sent first, so the client's work and the server's overlap instead of
+    taking turns. ``work`` must not use the statement's connection. The statement's
+    error is raised if it fails; whatever happens, it has ended when this returns or
+    raises (no query is left in flight)."""
+    running = asyncio.ensure_future(statement)
+    try:
+        await asyncio.sleep(0)  # the statement is sent, then waits for its answer
+        done = work()
+    except BaseException:
+        await asyncio.gather(running, return_exceptions=True)
+        raise
+    await running
+    return done
 
 
 def writing_on(conn: AsyncConnection[Any], writing: bool) -> None:

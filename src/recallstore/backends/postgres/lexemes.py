@@ -11,7 +11,13 @@ from typing import Final
 
 from recallstore._search.query import document_stems
 
-__all__ = ["MAX_LEXEME_BYTES", "SCOPE_LEXEME_PREFIX", "index_stems", "scope_lexeme"]
+__all__ = [
+    "MAX_LEXEME_BYTES",
+    "SCOPE_LEXEME_PREFIX",
+    "index_stems",
+    "listed_lexemes",
+    "scope_lexeme",
+]
 
 MAX_LEXEME_BYTES: Final = 2_047
 """Postgres refuses a tsvector lexeme longer than this; a longer stem is not indexed."""
@@ -39,3 +45,11 @@ def index_stems(content: str, scope: Mapping[str, str] | None = None) -> tuple[l
         if lexeme is not None:
             kept.append(lexeme)
     return kept, len(stems)
+
+
+def listed_lexemes(name: str, table: str, *columns: str) -> str:
+    """A ``SELECT`` of every lexeme of ``table``'s rows' ``search_text`` as ``name``, a
+    row each, with the row's ``columns``: the set-returning function in the select list,
+    which Postgres runs about twice as fast as a lateral ``unnest`` in ``FROM``."""
+    listed = ", ".join([f"unnest(tsvector_to_array(search_text)) AS {name}", *columns])
+    return f"SELECT {listed} FROM {table}"

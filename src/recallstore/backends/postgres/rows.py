@@ -10,7 +10,9 @@ from operator import attrgetter
 from typing import Any
 
 from recallstore.backends.postgres.lexemes import index_stems
-from recallstore.records import MemoryRecord, MemoryTarget, Provenance
+from recallstore.records import MemoryRecord, MemoryTarget, MemoryWriteInput, Provenance
+from recallstore.store.new_records import NewRecords
+from recallstore.store.observed import observed_at_saved
 
 __all__ = [
     "COLUMNS",
@@ -18,6 +20,7 @@ __all__ = [
     "TEXT_COLUMNS",
     "insert_arrays",
     "insert_statement",
+    "new_insert_arrays",
     "record_from",
     "record_from_text",
 ]
@@ -90,6 +93,10 @@ def insert_statement(table: str) -> str:
 
 _json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
+_Row = MemoryRecord | MemoryWriteInput
+_Rows = Sequence[_Row]
+_ALL = slice(None)
+
 
 def insert_arrays(records: Sequence[MemoryRecord]) -> list[list[Any] | None]:
     """The parameters of :func:`insert_statement` for ``records``, in their order. A
@@ -98,38 +105,78 @@ def insert_arrays(records: Sequence[MemoryRecord]) -> list[list[Any] | None]:
     Column by column; a column no record fills is sent as NULL rather than an array of
     NULLs (``unnest`` pads it to the others' length), so most of a plain write's nine
     optional columns cost nothing to encode or send. Scopes alike are encoded once."""
+    return _arrays(
+        records,
+        [record.id for record in records],
+        [record.created_at for record in records],
+        [record.updated_at for record in records],
+        (
+            _optional(records, "invalid_at"),
+            _optional(records, "invalid_reason"),
+            _optional(records, "superseded_by"),
+        ),
+        _observed(records),
+    )
+
+
+def new_insert_arrays(batch: NewRecords, page: slice = _ALL) -> list[list[Any] | None]:
+    """:func:`insert_arrays` of a write's new records (``page`` of them), from their
+    inputs, ids and stamps, before the records are built: the same arrays, as a new
+    record holds its input's fields, is created and updated at its stamp, is valid, and
+    is observed as given or at its stamp."""
+    inputs, stamps = batch.inputs[page], list(batch.stamps[page])
+    saved = map(observed_at_saved, map(attrgetter("observed_at"), inputs), stamps)
+    observed = [None if at == stamp else at for at, stamp in zip(saved, stamps, strict=True)]
+    return _arrays(
+        inputs,
+        list(batch.ids[page]),
+        stamps,
+        stamps,
+        (None, None, None),
+        None if all(value is None for value in observed) else observed,
+    )
+
+
+def _arrays(
+    rows: _Rows,
+    ids: list[str],
+    created: list[datetime],
+    updated: list[datetime],
+    invalid: tuple[list[Any] | None, list[Any] | None, list[Any] | None],
+    observed: list[datetime | None] | None,
+) -> list[list[Any] | None]:
+    # The columns records and inputs share, read the same way from either; the others
+    # as given, in the statement's order.
     scopes: dict[tuple[tuple[str, str], ...], str] = {}
     scope_texts: list[str] = []
     stems: list[str] = []
     lengths: list[int] = []
-    for record in records:
-        pairs = tuple(record.scope.items())
+    for row in rows:
+        pairs = tuple(row.scope.items())
         text = scopes.get(pairs)
         if text is None:
-            text = scopes[pairs] = _json(record.scope)
+            text = scopes[pairs] = _json(row.scope)
         scope_texts.append(text)
-        found, length = index_stems(record.content, record.scope)
+        found, length = index_stems(row.content, row.scope)
         stems.append(" ".join(found))
         lengths.append(length)
     return [
-        [record.id for record in records],
+        ids,
         scope_texts,
-        [record.kind for record in records],
-        [record.content for record in records],
-        _optional(records, "tags", lambda record, _: _json(list(record.tags)), empty=True),
-        _optional(records, "provenance", _field_json),
-        [record.created_at for record in records],
-        [record.updated_at for record in records],
-        _optional(records, "invalid_at"),
-        _optional(records, "invalid_reason"),
-        _optional(records, "superseded_by"),
-        _optional(records, "expires_at"),
-        _optional(records, "target", _field_json),
+        [row.kind for row in rows],
+        [row.content for row in rows],
+        _optional(rows, "tags", lambda row, _: _json(list(row.tags)), empty=True),
+        _optional(rows, "provenance", _field_json),
+        created,
+        updated,
+        *invalid,
+        _optional(rows, "expires_at"),
+        _optional(rows, "target", _field_json),
         # json: the payload kept as written (schema version 7).
-        _optional(records, "payload", lambda record, _: json.dumps(record.payload)),
-        [_EMPTY if not record.supports else _supports_json(record) for record in records],
-        _optional(records, "idempotency_key"),
-        _observed(records),
+        _optional(rows, "payload", lambda row, _: json.dumps(row.payload)),
+        [_EMPTY if not row.supports else _supports_json(row) for row in rows],
+        _optional(rows, "idempotency_key"),
+        observed,
         stems,
         lengths,
     ]
@@ -139,33 +186,32 @@ _EMPTY = "[]"
 
 
 def _optional(
-    records: Sequence[MemoryRecord],
+    rows: _Rows,
     name: str,
-    encode: Callable[[MemoryRecord, str], Any] | None = None,
+    encode: Callable[[_Row, str], Any] | None = None,
     empty: bool = False,
 ) -> list[Any] | None:
-    # None when no record holds a value (with ``empty``, a non-empty one); else each
-    # record's value (None for an empty one), or encode(record, name).
-    values = list(map(attrgetter(name), records))
+    # None when no row holds a value (with ``empty``, a non-empty one); else each
+    # row's value (None for an empty one), or encode(row, name).
+    values = list(map(attrgetter(name), rows))
     if empty:
         values = [value or None for value in values]
     if all(value is None for value in values):
         return None
     if encode is None:
         return values
-    return [
-        None if value is None else encode(record, name)
-        for record, value in zip(records, values, strict=True)
-    ]
+    pairs = zip(rows, values, strict=True)
+    return [None if value is None else encode(row, name) for row, value in pairs]
 
 
-def _field_json(record: MemoryRecord, name: str) -> str:
-    # As the record serialises the field in JSON mode.
-    return _json(record.model_dump(mode="json", include={name})[name])
+def _field_json(row: _Row, name: str) -> str:
+    # As the record serialises the field in JSON mode (an input's field is the same
+    # model, serialised alike).
+    return _json(row.model_dump(mode="json", include={name})[name])
 
 
-def _supports_json(record: MemoryRecord) -> str:
-    return _json(record.model_dump(mode="json", include={"supports"})["supports"])
+def _supports_json(row: _Row) -> str:
+    return _json(row.model_dump(mode="json", include={"supports"})["supports"])
 
 
 def _observed(records: Sequence[MemoryRecord]) -> list[datetime | None] | None:

@@ -18,12 +18,22 @@ lexemes must rebuild it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from recallstore.backends.postgres.lexemes import SCOPE_LEXEME_PREFIX, scope_lexeme
+from recallstore.backends.postgres.lexemes import (
+    SCOPE_LEXEME_PREFIX,
+    listed_lexemes,
+    scope_lexeme,
+)
 from recallstore.backends.postgres.rows import TEXT_COLUMNS
 
-__all__ = ["fill_statement", "listing_pair", "migration", "scoped_listing_sql"]
+__all__ = [
+    "fill_statement",
+    "listed_migration",
+    "listing_pair",
+    "migration",
+    "scoped_listing_sql",
+]
 
 
 def _pairs_of(table: str) -> str:
@@ -56,27 +66,52 @@ def migration(schema: str) -> list[str]:
         )""",
         fill_statement(schema),
     ]
-    changes = {
-        "INSERT": ("added", f"INSERT INTO {table} (pair, at, record_id) {_pairs_of('added')}"),
-        "DELETE": (
-            "removed",
-            f"DELETE FROM {table} AS o USING ({_pairs_of('removed')}) AS gone "
-            "WHERE o.pair = gone.pair AND o.at = gone.created_at AND o.record_id = gone.id",
-        ),
-    }
-    for event, (rows, change) in changes.items():
-        function = f"{schema}.memory_scope_order_{event.lower()}"
+    for event, function in _functions(schema, _pairs_of, replace=False).items():
+        rows = "added" if event == "INSERT" else "removed"
         steps += [
-            f"""CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$
+            function,
+            f"CREATE TRIGGER memory_scope_order_{event.lower()} AFTER {event} "
+            f"ON {schema}.memory_records REFERENCING {'NEW' if event == 'INSERT' else 'OLD'} "
+            f"TABLE AS {rows} FOR EACH STATEMENT EXECUTE FUNCTION {schema}."
+            f"memory_scope_order_{event.lower()}()",
+        ]
+    return steps
+
+
+def listed_migration(schema: str) -> list[str]:
+    """Schema version 17 (issue 42): the triggers' functions redefined to read the
+    rows' lexemes as :func:`~recallstore.backends.postgres.lexemes.listed_lexemes` does
+    (the same rows, cheaper)."""
+    return list(_functions(schema, _listed_pairs_of, replace=True).values())
+
+
+def _listed_pairs_of(table: str) -> str:
+    # As _pairs_of.
+    lexemes = listed_lexemes("pair", table, "created_at", "id")
+    return (
+        f"SELECT pair, created_at, id FROM ({lexemes}) AS listed "
+        f"WHERE pair LIKE '{SCOPE_LEXEME_PREFIX}%'"
+    )
+
+
+def _functions(schema: str, pairs_of: Callable[[str], str], *, replace: bool) -> dict[str, str]:
+    # The trigger function of each event, by event.
+    table = f"{schema}.memory_scope_order"
+    changes = {
+        "INSERT": f"INSERT INTO {table} (pair, at, record_id) {pairs_of('added')}",
+        "DELETE": f"DELETE FROM {table} AS o USING ({pairs_of('removed')}) AS gone "
+        "WHERE o.pair = gone.pair AND o.at = gone.created_at AND o.record_id = gone.id",
+    }
+    create = "CREATE OR REPLACE" if replace else "CREATE"
+    return {
+        event: f"""{create} FUNCTION {schema}.memory_scope_order_{event.lower()}()
+            RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
                 {change};
                 RETURN NULL;
-            END $$""",
-            f"CREATE TRIGGER memory_scope_order_{event.lower()} AFTER {event} "
-            f"ON {schema}.memory_records REFERENCING {'NEW' if event == 'INSERT' else 'OLD'} "
-            f"TABLE AS {rows} FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
-        ]
-    return steps
+            END $$"""
+        for event, change in changes.items()
+    }
 
 
 def listing_pair(scope: Mapping[str, str]) -> str | None:

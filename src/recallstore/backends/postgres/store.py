@@ -14,6 +14,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Self
 
 from recallstore.backends._forget_extension import ForgetsScopes, Forgotten
@@ -35,6 +36,7 @@ from recallstore.backends.postgres.connections import (
     dropped_if_read_only,
     explain,
     in_write,
+    meanwhile,
     open_pool,
     redact,
     split_url,
@@ -57,6 +59,7 @@ from recallstore.backends.postgres.rows import (
     TEXT_COLUMNS,
     insert_arrays,
     insert_statement,
+    new_insert_arrays,
     record_from,
     record_from_text,
 )
@@ -80,6 +83,7 @@ from recallstore.store import (
     PROMOTE_EXTENSION,
     REVISE_EXTENSION,
     Clock,
+    NewRecords,
     new_record_id,
     utc_now,
 )
@@ -92,6 +96,7 @@ __all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
 
 _EXPORT_PAGE = 500
 _INSERT_PAGE = 1_000
+_OVERLAP_PAGE = 500
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _Candidates = tuple[list[tuple[float, str]], dict[str, Callable[[], MemoryRecord]]]
 """A keyword ranking as (score, id), and what builds each record read with it."""
@@ -346,6 +351,26 @@ class PostgresMemoryStore(
     ) -> dict[IdempotencyKey, MemoryRecord]:
         # No lock per key: the unique index decides a race (postgres.keys).
         return await fetch_keyed(handle, self._table, keys)
+
+    async def _insert_new(self, handle: AsyncConnection[Any], batch: NewRecords) -> None:
+        if (
+            batch.built
+            or self.embedder is not None  # vectors are stored from records
+            or any(inp.idempotency_key for inp in batch.inputs)  # in_key_order, in _insert
+        ):
+            await super()._insert_new(handle, batch)
+            return
+        # Rows from the inputs, page by page: each page's made while the server inserts
+        # the page before, and the records while it inserts the last.
+        count = len(batch.inputs)
+        pages = [slice(start, start + _OVERLAP_PAGE) for start in range(0, count, _OVERLAP_PAGE)]
+        if not pages:  # every input's key held the same record already
+            return
+        rows = new_insert_arrays(batch, pages[0])
+        for page in pages[1:]:
+            inserting = handle.execute(self._insert_sql, rows)
+            rows = await meanwhile(inserting, partial(new_insert_arrays, batch, page))
+        await meanwhile(handle.execute(self._insert_sql, rows), batch.records)
 
     async def _insert(self, handle: AsyncConnection[Any], records: Sequence[MemoryRecord]) -> None:
         records = in_key_order(records)  # two batches sharing keys wait in one direction
