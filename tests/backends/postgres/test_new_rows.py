@@ -135,7 +135,8 @@ async def test_failed_work_waits_for_the_statement_to_end(postgres_url: str) -> 
 
 async def test_a_cancelled_caller_leaves_no_statement_behind(postgres_url: str) -> None:
     async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as conn:
-        call = asyncio.ensure_future(meanwhile(conn.execute("SELECT pg_sleep(0.2)"), list))
+        running = meanwhile(conn.execute("SELECT pg_sleep(0.2)"), lambda: None)
+        call: asyncio.Future[None] = asyncio.ensure_future(running)
         await asyncio.sleep(0)
         call.cancel()
         with pytest.raises(asyncio.CancelledError):

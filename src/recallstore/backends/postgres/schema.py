@@ -23,6 +23,7 @@ from recallstore.backends.postgres.scope_order import (
     listed_migration as scope_order_listed_migration,
 )
 from recallstore.backends.postgres.scope_order import migration as scope_order_migration
+from recallstore.backends.postgres.stored import candidates_migration as stored_candidates_migration
 from recallstore.backends.postgres.stored import migration as stored_migration
 from recallstore.backends.postgres.vectors import migration as vector_migration
 from recallstore.backends.postgres.vectors import storage_migration
@@ -301,13 +302,16 @@ def migrations(schema: str) -> list[Sequence[Step]]:
             *_stems_trigger(schema, "DELETE", "removed", "-", replace=True, listed=True),
             *scope_order_listed_migration(schema),
         ],
+        # 18 (issue 42): the scoped search's function again (its statement changed: the
+        # feedback words' stems are counted only when the caller's counts are stale).
+        stored_candidates_migration(schema),
     ]
 
 
 SEARCH_TEXT_STATISTICS: Final = 1_000
 """The planner's statistics target of ``memory_records.search_text`` (schema version 15)."""
 
-SCHEMA_VERSION: Final = 17
+SCHEMA_VERSION: Final = 18
 """The schema version this code writes; a newer database is refused."""
 
 

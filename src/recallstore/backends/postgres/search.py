@@ -116,22 +116,45 @@ class PostgresStatistics:
         for stem in wanted:
             self._frequency.setdefault(stem, 0)
 
+    @property
+    def version(self) -> int | None:
+        """The ``memory_totals.version`` the cache holds counts of; None before any."""
+        return self._version
+
     def learn(self, counts: Mapping[str, int]) -> None:
         """Add stems' record counts read alongside a search's candidates to the cache."""
         self._frequency.update(counts)
 
-    async def lookup(self, conn: AsyncConnection[Any], stems: Sequence[str]) -> CorpusStatistics:
-        """The statistics for ``stems``, from ``memory_stems`` (kept by triggers)."""
+    async def lookup(
+        self, conn: AsyncConnection[Any], stems: Sequence[str], *, at: int | None = None
+    ) -> CorpusStatistics:
+        """The statistics for ``stems``, from ``memory_stems`` (kept by triggers). The
+        counts the cache lacks are read with the totals' version: unless it is ``at``
+        (the version the caller's other counts are of; None takes them as found),
+        :class:`StatisticsMoved` is raised, as records were added or deleted since."""
         missing = sorted({stem for stem in stems if stem not in self._frequency})
         if missing:
-            self._frequency.update(dict.fromkeys(missing, 0))
             cursor = await conn.execute(
-                f"SELECT stem, documents FROM {self._schema}.memory_stems WHERE stem = ANY(%s)",
+                f"SELECT (SELECT version FROM {self._schema}.memory_totals), "
+                f"array_agg(stem), array_agg(documents) FROM {self._schema}.memory_stems "
+                "WHERE stem = ANY(%s)",
                 (missing,),
             )
-            for stem, documents in await cursor.fetchall():
-                self._frequency[str(stem)] = int(documents)
+            version, found, counts = await cursor.fetchone() or (None, None, None)
+            if at is not None and version != at:
+                raise StatisticsMoved(at, version)
+            self._frequency.update(dict.fromkeys(missing, 0))
+            self._frequency.update(zip(map(str, found or ()), map(int, counts or ()), strict=True))
         return CorpusStatistics(self._totals[0], self._totals[1], self._frequency)
+
+
+class StatisticsMoved(Exception):
+    """Records were added or deleted between a search's statement and a look-up of
+    counts its cache lacked: the search runs again, its counts all of one state."""
+
+    def __init__(self, expected: int, found: int | None) -> None:
+        super().__init__(f"memory_totals.version {expected} became {found}")
+        self.expected, self.found = expected, found
 
 
 _RECENCY = "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
@@ -173,12 +196,51 @@ async def ranked_candidates(
     first = _indexed(stems)
     if not first:
         return [], {}  # no record holds a stem Postgres cannot index
-    wanted = sorted(set(stems))
     if stored is None or in_scope is None or condition != UNFILTERED_CONDITION:
         stored = candidates_sql(schema, condition)
+    for attempt in range(_ATTEMPTS):
+        try:
+            last = attempt == _ATTEMPTS - 1
+            return await _ranked_once(
+                conn, schema, query, statistics, stored, condition, params, in_scope, last
+            )
+        except StatisticsMoved:
+            continue  # a write landed mid-search: once more, the counts of one state
+    raise AssertionError("unreachable: the last attempt does not raise StatisticsMoved")
+
+
+_ATTEMPTS = 3
+"""How often a search runs when writes keep landing between its statements; the last
+attempt takes the counts as it finds them (as a search across a write must)."""
+
+
+async def _ranked_once(
+    conn: AsyncConnection[Any],
+    schema: str,
+    query: MemorySearchQuery,
+    statistics: PostgresStatistics,
+    stored: str,
+    condition: str,
+    params: list[Any],
+    in_scope: str | None,
+    last: bool,
+) -> tuple[list[tuple[float, str]], dict[str, Callable[[], MemoryRecord]]]:
+    stems = [term.stem for term in plan_query(query.query or "")]
+    first = _indexed(stems)
+    wanted = sorted(set(stems))
+    # The candidates' stems are counted for the feedback words unless the cache holds
+    # counts of this very state already (most of a small scope's search, otherwise).
+    cached = statistics.version
     cursor = await conn.execute(
         stored,
-        [_matching(first, in_scope), *params, EXHAUSTIVE_SCOPE + 1, wanted, EXHAUSTIVE_SCOPE],
+        [
+            _matching(first, in_scope),
+            *params,
+            EXHAUSTIVE_SCOPE + 1,
+            wanted,
+            EXHAUSTIVE_SCOPE,
+            -1 if cached is None else cached,
+        ],
     )
     rows = await cursor.fetchall()
     totals: Sequence[Any] | None = None
@@ -196,7 +258,8 @@ async def ranked_candidates(
     statistics.receive(totals, wanted)  # first: it drops the cache when records changed
     statistics.learn(counts)
     unread = [(first, prefetched)]
-    ranked = await _ranked(conn, schema, condition, params, in_scope, query, statistics, unread)
+    at = None if last else statistics.version
+    ranked = await _ranked(conn, schema, condition, params, in_scope, query, statistics, unread, at)
     return ranked, known
 
 
@@ -230,6 +293,7 @@ def candidates_sql(schema: str, condition: str) -> str:
         f"SELECT stem, documents FROM {schema}.memory_stems WHERE stem = ANY(%s::text[]) "
         f"UNION ALL SELECT stem, documents FROM {schema}.memory_stems "
         "WHERE (SELECT count(*) FROM c) <= %s "
+        f"AND (SELECT version FROM {schema}.memory_totals) <> %s::bigint "
         "AND stem IN (SELECT unnest(tsvector_to_array(search_text)) FROM c)) AS s) AS k"
     )
 
@@ -251,6 +315,7 @@ async def _ranked(
     query: MemorySearchQuery,
     statistics: PostgresStatistics,
     unread: list[tuple[list[str], list[Candidate[str]]]],
+    at: int | None,
 ) -> list[tuple[float, str]]:
     table = f"{schema}.memory_records"
 
@@ -298,7 +363,7 @@ async def _ranked(
         every = await select(stems, EXHAUSTIVE_SCOPE + 1)
         if len(every) <= EXHAUSTIVE_SCOPE:
             return every
-        known = await statistics.lookup(conn, stems)
+        known = await statistics.lookup(conn, stems, at=at)
         frequency, documents = known.document_frequency, known.total_documents
         weights = {
             t.stem: t.weight * idf(frequency.get(t.stem, 1), documents)
@@ -323,6 +388,6 @@ async def _ranked(
         return (await best(weights, stems, n))[0]
 
     async def lookup(stems: Sequence[str]) -> CorpusStatistics:
-        return await statistics.lookup(conn, stems)
+        return await statistics.lookup(conn, stems, at=at)
 
     return await rank_records(query.query or "", fetch, lookup, query.limit)

@@ -38,7 +38,15 @@ from recallstore.backends.postgres.search import (
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
 
-__all__ = ["CANDIDATES", "LISTING", "STATEMENTS", "StoredStatement", "installed", "migration"]
+__all__ = [
+    "CANDIDATES",
+    "LISTING",
+    "STATEMENTS",
+    "StoredStatement",
+    "candidates_migration",
+    "installed",
+    "migration",
+]
 
 
 @dataclass(frozen=True)
@@ -101,8 +109,8 @@ _NOW = datetime(2000, 1, 1, tzinfo=UTC)
 CANDIDATES = StoredStatement(
     "memory_candidates",
     lambda schema: candidates_sql(schema, UNFILTERED_CONDITION),
-    ("tsquery", "timestamptz", "integer", "text[]", "integer"),
-    ("x", _NOW, 0, [], 0),
+    ("tsquery", "timestamptz", "integer", "text[]", "integer", "bigint"),
+    ("x", _NOW, 0, [], 0, 0),
 )
 """A scoped keyword search's candidates, totals and stem counts (``postgres.search``)."""
 
@@ -122,6 +130,16 @@ def migration(schema: str) -> list[Callable[[AsyncConnection[Any], str], Awaitab
     changes a statement appends a step that creates its function again."""
     del schema  # each step is given it
     return [statement.create for statement in STATEMENTS]
+
+
+def candidates_migration(
+    schema: str,
+) -> list[Callable[[AsyncConnection[Any], str], Awaitable[None]]]:
+    """Schema version 18's step: :data:`CANDIDATES`' function again, its statement given
+    the version of the stem counts the caller holds (it counts the feedback words'
+    stems only when those are of another version)."""
+    del schema  # the step is given it
+    return [CANDIDATES.create]
 
 
 async def installed(conn: AsyncConnection[Any], schema: str) -> dict[str, str]:
