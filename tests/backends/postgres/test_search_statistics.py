@@ -12,7 +12,11 @@ import psycopg
 import pytest
 
 from recallstore.backends.postgres import PostgresMemoryStore
-from recallstore.backends.postgres.search import PostgresStatistics, StatisticsMoved
+from recallstore.backends.postgres.search import (
+    ALWAYS_COUNTED,
+    PostgresStatistics,
+    StatisticsMoved,
+)
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
 
 _TOPICS = ["garden tomatoes", "river kayak", "piano lessons", "garden roses", "tax forms"]
@@ -21,7 +25,7 @@ _INPUTS = [
         scope={"user": f"u{n % 3}"},
         content=f"note {n}: {_TOPICS[n % 5]} and {_TOPICS[(n * 7) % 5]}, week {n % 11}",
     )
-    for n in range(240)
+    for n in range(600)  # "garden" in about 140 of each user's 200 records
 ]
 _QUERIES = ["garden tomatoes", "kayak on the river", "piano week 3", "roses and forms"]
 
@@ -43,6 +47,7 @@ async def test_a_warm_cache_ranks_as_a_cold_one(postgres_url: str, postgres_sche
         warm = [await _search_all(store) for _ in range(3)]  # cold, then warm twice
     assert warm[0] == warm[1] == warm[2]
     assert all(len(hits) == 10 for hits in warm[0])
+    assert len(_INPUTS) // 3 > ALWAYS_COUNTED  # so the warm searches skip the count
     for text, hits in zip(_QUERIES, warm[0], strict=True):
         # Each query alone on a store that knows nothing yet: the same hits and scores.
         async with PostgresMemoryStore(postgres_url, schema=postgres_schema) as cold:
@@ -65,6 +70,19 @@ async def test_the_feedback_stems_are_counted_only_for_another_state(
         await store.write([MemoryWriteInput(scope={"user": "u2"}, content="new garden")])
         await store.search(MemorySearchQuery(query="garden", scope={"user": "u1"}))
         assert set(statistics._frequency) >= counted  # another state: counted whole
+
+
+async def test_a_few_candidates_stems_are_counted_every_time(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    few = [inp.model_copy(update={"scope": {"user": "few"}}) for inp in _INPUTS[:ALWAYS_COUNTED]]
+    async with PostgresMemoryStore(postgres_url, schema=postgres_schema) as store:
+        await store.write(few)
+        statistics: PostgresStatistics = store._statistics
+        for _ in range(2):
+            statistics._frequency = {}  # the same state both times
+            await store.search(MemorySearchQuery(query="note", scope={"user": "few"}))
+            assert {"garden", "tomato", "rose", "kayak", "piano"} <= set(statistics._frequency)
 
 
 async def test_a_lookup_of_another_state_raises(postgres_url: str, postgres_schema: str) -> None:

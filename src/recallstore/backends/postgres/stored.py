@@ -109,8 +109,8 @@ _NOW = datetime(2000, 1, 1, tzinfo=UTC)
 CANDIDATES = StoredStatement(
     "memory_candidates",
     lambda schema: candidates_sql(schema, UNFILTERED_CONDITION),
-    ("tsquery", "timestamptz", "integer", "text[]", "integer", "bigint"),
-    ("x", _NOW, 0, [], 0, 0),
+    ("tsquery", "timestamptz", "integer", "text[]", "integer", "integer", "bigint"),
+    ("x", _NOW, 0, [], 0, 0, 0),
 )
 """A scoped keyword search's candidates, totals and stem counts (``postgres.search``)."""
 
