@@ -194,8 +194,10 @@ async def run_demo(
         out(_RULE)
         out("Conversation 2 — a new conversation, same user")
         out(_RULE)
-        # No word of it is in a memory: keyword search alone recalls the profile only.
-        second_text = "Any ideas for dinner somewhere near me tonight? Nothing with meat."
+        # No word of it is in a memory: keyword search alone recalls the profile only. No
+        # time phrase either ("tonight" read as a window recalled what was said this
+        # evening, so the story changed with the hour it was told at).
+        second_text = "Any ideas for dinner somewhere near me? Nothing with meat."
         second = await capability.instantiate(
             _SESSION, conversation_id="demo-conversation-2", first_user_text=second_text
         )

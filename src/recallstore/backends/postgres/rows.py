@@ -11,8 +11,7 @@ from typing import Any
 
 from recallstore.backends.postgres.lexemes import index_stems
 from recallstore.records import MemoryRecord, MemoryTarget, MemoryWriteInput, Provenance
-from recallstore.store.new_records import NewRecords
-from recallstore.store.observed import observed_at_saved
+from recallstore.store import NewRecords, observed_at_saved
 
 __all__ = [
     "COLUMNS",
