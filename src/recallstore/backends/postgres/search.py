@@ -282,10 +282,11 @@ the totals' version."""
 def candidates_sql(schema: str, condition: str) -> str:
     """Up to ``%s`` records of ``condition`` as (recency, TEXT_COLUMNS, NULL…), then one
     row (NULL…, stems, their record counts, documents, tokens, version): the stems of
-    ``%s`` (the query's) and, when the records are at most ``%s``, every stem they hold
-    (the feedback words'), with the store's totals. One snapshot for all: the counts
-    always match the totals' version. The counts travel as two arrays, not a row a
-    stem: a search's answer was half NULLs (four bytes each) of stem rows."""
+    ``%s`` (the query's) and, when the records are at most ``%s`` and either at most
+    ``%s`` or the totals' version is not ``%s`` (the caller's cached counts'), every
+    stem they hold (the feedback words'), with the store's totals. One snapshot for
+    all: the counts always match the totals' version. The counts travel as two arrays,
+    not a row a stem: a search's answer was half NULLs (four bytes each) of stem rows."""
     nulls = ", ".join(["NULL"] * _STEMS)
     return (
         f"WITH c AS MATERIALIZED (SELECT {_RECENCY} AS recency, {TEXT_COLUMNS}, search_text "
