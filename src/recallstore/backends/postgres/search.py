@@ -202,7 +202,7 @@ async def ranked_candidates(
         try:
             last = attempt == _ATTEMPTS - 1
             return await _ranked_once(
-                conn, schema, query, statistics, stored, condition, params, in_scope, last
+                conn, schema, query, statistics, stored, condition, params, in_scope, stems, last
             )
         except StatisticsMoved:
             continue  # a write landed mid-search: once more, the counts of one state
@@ -227,9 +227,9 @@ async def _ranked_once(
     condition: str,
     params: list[Any],
     in_scope: str | None,
+    stems: list[str],
     last: bool,
 ) -> tuple[list[tuple[float, str]], dict[str, Callable[[], MemoryRecord]]]:
-    stems = [term.stem for term in plan_query(query.query or "")]
     first = _indexed(stems)
     wanted = sorted(set(stems))
     # The candidates' stems are counted for the feedback words unless the cache holds
