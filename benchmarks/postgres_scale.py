@@ -165,17 +165,21 @@ async def open_size(url: str, records: int, embedder: WordHashEmbedder, args: An
 
 async def keyword_floor(size: Size, text: str, scope: dict[str, str]) -> None:
     """The floor of a user-scoped keyword search: one prepared statement on a plain
-    psycopg connection with the store's own index condition (the scope's lexemes and
-    the query's stems, ``postgres.search``), every matching row's id and content read;
-    no ranking. Its 10M / 1M ratio is what the machine's pages cost at each size."""
+    psycopg connection with the store's own index condition (the scope's pairs the
+    index reads and the query's stems, ``postgres.search``; the scope's common pairs
+    checked on the rows, ``postgres.scope_terms``), every matching row's id and content
+    read; no ranking. Its 10M / 1M ratio is what the machine's pages cost at each size."""
     from recallstore._search.query import plan_query
-    from recallstore.backends.postgres.search import _indexed, _matching, scope_tsquery
+    from recallstore.backends.postgres.scope_terms import SCOPE_CHECK, scope_terms
+    from recallstore.backends.postgres.search import _indexed, _matching
 
     stems = _indexed([term.stem for term in plan_query(text)])
+    terms = scope_terms(scope, size.keyword._common.frequencies)
+    assert terms is not None
     cursor = await size.floor.execute(
         f"SELECT id, content FROM {size.schema}.memory_records "
-        "WHERE search_text @@ %s::tsquery LIMIT 1001",
-        (_matching(stems, scope_tsquery(scope)),),
+        f"WHERE search_text @@ %s::tsquery AND {SCOPE_CHECK} LIMIT 1001",
+        (_matching(stems, terms.indexed), terms.checked),
         prepare=True,
     )
     await cursor.fetchall()
@@ -284,25 +288,34 @@ async def explain(url: str, size: Size, rng: random.Random, text: str) -> None:
     """The plans of the scoped vector query and the newest-10 listing (--explain)."""
     import psycopg
 
-    from recallstore.backends.postgres.search import scope_tsquery
+    from recallstore.backends.postgres.scope_order import scoped_listing_sql
+    from recallstore.backends.postgres.scope_terms import SCOPE_CHECK, scope_terms
 
-    scope = scope_tsquery(size.scope(rng))
+    terms = scope_terms(size.scope(rng), size.keyword._common.frequencies)
+    assert terms is not None
+    scope = [terms.indexed, terms.checked]
     vector = (await size.hybrid._embedder.embed([text]))[0]  # type: ignore[union-attr]
     vector = [float(value) for value in vector]
-    where = ["r.search_text @@ %s::tsquery"]
+    where = ["r.search_text @@ %s::tsquery", SCOPE_CHECK]
     async with await psycopg.AsyncConnection.connect(url) as conn:
         await conn.execute("SET hnsw.iterative_scan = relaxed_order")
         for name, sql, params in (
             (
                 "scoped nearest (the store's statement, 100 asked)",
                 pgvector.nearest_sql(size.schema, where),
-                [vector, scope, FUSION_DEPTH, vector, scope, FUSION_DEPTH, FUSION_DEPTH],
+                [vector, *scope, FUSION_DEPTH, vector, *scope, FUSION_DEPTH, FUSION_DEPTH],
             ),
             (
+                "newest 10 (the store's statement)",
+                scoped_listing_sql(size.schema, [SCOPE_CHECK]),
+                [terms.single, terms.checked, 10],
+            )
+            if terms.single
+            else (
                 "newest 10",
                 f"SELECT id FROM {size.schema}.memory_records WHERE search_text @@ %s::tsquery "
-                "ORDER BY created_at DESC, id DESC LIMIT 10",
-                [scope],
+                f"AND {SCOPE_CHECK} ORDER BY created_at DESC, id DESC LIMIT 10",
+                [*scope, 10],
             ),
         ):
             cursor = await conn.execute(f"EXPLAIN (ANALYZE, BUFFERS) {sql}", params)

@@ -150,8 +150,9 @@ async def test_the_embedder_check_and_the_search_are_sent_together(
     async with await psycopg.AsyncConnection.connect(pgvector_url, autocommit=True) as conn:
         for user, count in scopes.items():
             query = MemorySearchQuery(query="work", scope={"user": user}, limit=10)
-            where, params, in_scope = filter_clauses(query, now)
-            where, params = ["r.search_text @@ %s::tsquery", *where], [in_scope, *params]
+            where, params, scope = filter_clauses(query, now)
+            assert scope is not None
+            where, params = ["r.search_text @@ %s::tsquery", *where], [scope.indexed, *params]
             at_once = await vectors._nearest_at_once(
                 conn, pgvector_schema, where, params, vector, 100, embedder
             )

@@ -305,13 +305,17 @@ def migrations(schema: str) -> list[Sequence[Step]]:
         # 18 (issue 42): the scoped search's function again (its statement changed: the
         # feedback words' stems are counted only when the caller's counts are stale).
         stored_candidates_migration(schema),
+        # 19 (issue 42): both functions again (their statements changed: a scope's common
+        # pairs are checked on the rows the GIN index finds by its rare ones,
+        # postgres.scope_terms).
+        stored_migration(schema),
     ]
 
 
 SEARCH_TEXT_STATISTICS: Final = 1_000
 """The planner's statistics target of ``memory_records.search_text`` (schema version 15)."""
 
-SCHEMA_VERSION: Final = 18
+SCHEMA_VERSION: Final = 19
 """The schema version this code writes; a newer database is refused."""
 
 

@@ -8,7 +8,9 @@ was read from the heap and sorted for the newest ten (at 100,000 records in 1,00
 users, 105 heap pages for a listing against a btree's 13). ``memory_scope_order`` holds
 one row per record and scope pair, ``(pair lexeme, created_at, id)``, its primary key
 a btree read backwards from the pair's newest entry: ten index entries, then ten
-records by primary key. SQLite keeps the same thing in its ``memory_scope`` table.
+records by primary key. SQLite keeps the same thing in its ``memory_scope`` table. A
+scope of several pairs is listed the same way by its one pair that is not common, the
+others checked on each record (``postgres.scope_terms``: a user's pair in a tenant's).
 
 Triggers keep it, statement by statement, from the rows' ``search_text`` (what every
 insert and delete of ``memory_records`` already writes; a record's scope and
@@ -18,19 +20,14 @@ lexemes must rebuild it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
-from recallstore.backends.postgres.lexemes import (
-    SCOPE_LEXEME_PREFIX,
-    listed_lexemes,
-    scope_lexeme,
-)
+from recallstore.backends.postgres.lexemes import SCOPE_LEXEME_PREFIX, listed_lexemes
 from recallstore.backends.postgres.rows import TEXT_COLUMNS
 
 __all__ = [
     "fill_statement",
     "listed_migration",
-    "listing_pair",
     "migration",
     "scoped_listing_sql",
 ]
@@ -114,20 +111,10 @@ def _functions(schema: str, pairs_of: Callable[[str], str], *, replace: bool) ->
     }
 
 
-def listing_pair(scope: Mapping[str, str]) -> str | None:
-    """The pair lexeme a listing of ``scope`` reads ``memory_scope_order`` by: when the
-    scope is one pair short enough to be indexed; else None (the GIN index, or
-    ``scope @>``, serve it as before: a scope of several pairs is the intersection of
-    their posting lists, usually small)."""
-    if len(scope) != 1:
-        return None
-    ((key, value),) = scope.items()
-    return scope_lexeme(key, value)
-
-
 def scoped_listing_sql(schema: str, where: Sequence[str]) -> str:
     """The newest records of the pair ``%s`` passing ``where`` (on ``memory_records``'
-    columns), at most ``%s``, as :data:`~recallstore.backends.postgres.rows.TEXT_COLUMNS`,
+    columns; a scope's other pairs are checked there, ``postgres.scope_terms``), at
+    most ``%s``, as :data:`~recallstore.backends.postgres.rows.TEXT_COLUMNS`,
     newest first (``created_at DESC, id DESC``, the records' own order)."""
     condition = " AND ".join(["o.pair = %s", *where])
     return (

@@ -27,8 +27,14 @@ from recallstore._search.query import (
     rank_records,
 )
 from recallstore.backends._time_filters import postgres_time_clauses
-from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES, scope_lexeme
+from recallstore.backends.postgres.lexemes import MAX_LEXEME_BYTES
 from recallstore.backends.postgres.rows import COLUMN_NAMES, COLUMNS, TEXT_COLUMNS, record_from_text
+from recallstore.backends.postgres.scope_terms import (
+    SCOPE_CHECK,
+    PairFrequencies,
+    ScopeTerms,
+    scope_terms,
+)
 from recallstore.records import MemoryRecord, MemorySearchQuery
 
 if TYPE_CHECKING:
@@ -48,24 +54,22 @@ __all__ = [
 def scope_tsquery(scope: Mapping[str, str]) -> str | None:
     """The tsquery of the records in ``scope`` (its pairs' lexemes, see schema version
     5), or None when the scope is empty or a pair is too long to be indexed."""
-    lexemes = [scope_lexeme(key, value) for key, value in scope.items()]
-    if not lexemes or None in lexemes:
-        return None
-    # Lexemes are "scope:", hex digits and "=": quoting cannot be escaped.
-    return " & ".join(f"'{lexeme}'" for lexeme in lexemes)
+    terms = scope_terms(scope)
+    return None if terms is None else terms.indexed
 
 
 def filter_clauses(
-    query: MemorySearchQuery, now: datetime
-) -> tuple[list[str], list[Any], str | None]:
+    query: MemorySearchQuery, now: datetime, common: PairFrequencies | None = None
+) -> tuple[list[str], list[Any], ScopeTerms | None]:
     """The WHERE clauses of ``query``'s filters (S7–S9), their parameters, and the
-    scope as a tsquery on ``search_text`` (:func:`scope_tsquery`) when it can be one;
+    scope as ``search_text`` lexemes (``postgres.scope_terms``; ``common``: the scope
+    pairs' shares of the rows, which say those checked on the rows) when it can be;
     else the scope is a clause (``jsonb @>``) like the other filters."""
     from psycopg.types.json import Jsonb
 
     where: list[str] = []
     params: list[Any] = []
-    in_text = scope_tsquery(query.scope)
+    in_text = scope_terms(query.scope, common)
     if query.scope and in_text is None:
         where.append("scope @> %s")
         params.append(Jsonb(query.scope))
@@ -174,6 +178,7 @@ async def ranked_candidates(
     now: datetime,
     statistics: PostgresStatistics,
     stored: str | None = None,
+    common: PairFrequencies | None = None,
 ) -> tuple[list[tuple[float, str]], dict[str, Callable[[], MemoryRecord]]]:
     """(score, id) of a keyword ``query``, best first, at most its limit; and what
     builds the record of each candidate read whole (every one, when the filters hold at
@@ -188,9 +193,12 @@ async def ranked_candidates(
     record was most of its time (issue 30). ``stored`` is that statement's call as a
     function of the schema (``postgres.stored``), for a scoped search with no other
     filter (:data:`UNFILTERED_CONDITION`): the same rows, planned once per server
-    connection.
+    connection. ``common``: the scope pairs' shares (``postgres.scope_terms``).
     """
-    where, params, in_scope = filter_clauses(query, now)
+    where, params, scope = filter_clauses(query, now, common)
+    in_scope = None
+    if scope is not None:
+        where, params, in_scope = [SCOPE_CHECK, *where], [scope.checked, *params], scope.indexed
     condition = " AND ".join(["search_text @@ %s::tsquery", *where])
     stems = [term.stem for term in plan_query(query.query or "")]
     first = _indexed(stems)
@@ -308,8 +316,9 @@ UNFILTERED_WHERE, _ = postgres_time_clauses(MemorySearchQuery(), datetime.now(UT
 """The clauses of a query with no filter but its scope (none of S7–S9's options); their
 one parameter is the time now."""
 
-UNFILTERED_CONDITION = " AND ".join(["search_text @@ %s::tsquery", *UNFILTERED_WHERE])
-""":data:`UNFILTERED_WHERE` in a keyword search, after its tsquery."""
+UNFILTERED_CONDITION = " AND ".join(["search_text @@ %s::tsquery", SCOPE_CHECK, *UNFILTERED_WHERE])
+""":data:`UNFILTERED_WHERE` in a scoped keyword search, after its tsquery and the check
+of the scope's common pairs."""
 
 
 async def _ranked(

@@ -64,7 +64,8 @@ from recallstore.backends.postgres.rows import (
     record_from_text,
 )
 from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate, read_store_id
-from recallstore.backends.postgres.scope_order import listing_pair, scoped_listing_sql
+from recallstore.backends.postgres.scope_order import scoped_listing_sql
+from recallstore.backends.postgres.scope_terms import SCOPE_CHECK, CommonPairs
 from recallstore.backends.postgres.search import (
     UNFILTERED_WHERE,
     PostgresStatistics,
@@ -173,6 +174,7 @@ class PostgresMemoryStore(
         self._schema = schema
         self._table = f"{schema}.memory_records"
         self._statistics = PostgresStatistics(schema)
+        self._common = CommonPairs(schema)
         self._stored: dict[str, str] = {}  # postgres.stored's calls by name, read at open
         self._pool_size = (min_connections, max_connections)
         routed = standby_url and StandbyReads(standby_url, pool_mode, self._pool_size, standby_wait)
@@ -233,6 +235,7 @@ class PostgresMemoryStore(
                 )
                 newest = await cursor.fetchone()
                 self._stored = await stored.installed(conn, self._schema)
+                await self._common.read(conn)
                 self._store_id = await read_store_id(conn, self._schema)
         except psycopg.Error as exc:
             await pool.close()
@@ -439,6 +442,9 @@ class PostgresMemoryStore(
         self, query: MemorySearchQuery, terms: Sequence[str], now: datetime
     ) -> list[MemoryHit]:
         """Filter (S7–S9), then rank (``postgres.search``) or list by recency (S10–S12)."""
+        if self._common.due:  # which scope pairs are common, again (postgres.scope_terms)
+            async with self._reading() as conn:
+                await self._common.read(conn)
         if not query.is_listing:
             if self._embedder is not None:
                 return await self._hybrid_at_once(query, now)
@@ -447,14 +453,16 @@ class PostgresMemoryStore(
                 missing = [key for _, key in ranked if key not in known]
                 fetched = await self._fetch_records(conn, missing) if missing else {}
                 return hits_of(ranked, known, fetched)
-        where, params, in_scope = filter_clauses(query, now)
-        pair = listing_pair(query.scope) if in_scope is not None else None
-        if pair is not None:  # newest first by a btree (postgres.scope_order)
+        where, params, scope = filter_clauses(query, now, self._common.frequencies)
+        pair = scope.single if scope is not None else None
+        if scope is not None and pair is not None:  # newest first by a btree (scope_order)
             stored_call = self._stored_call(LISTING) if where == UNFILTERED_WHERE else None
-            sql, params = stored_call or scoped_listing_sql(self._schema, where), [pair, *params]
+            where, params = [SCOPE_CHECK, *where], [pair, scope.checked, *params]
+            sql = stored_call or scoped_listing_sql(self._schema, where)
         else:
-            if in_scope is not None:
-                where, params = ["search_text @@ %s::tsquery", *where], [in_scope, *params]
+            if scope is not None:
+                where = ["search_text @@ %s::tsquery", SCOPE_CHECK, *where]
+                params = [scope.indexed, scope.checked, *params]
             sql = (
                 f"SELECT {TEXT_COLUMNS} FROM {self._table} "
                 f"WHERE {' AND '.join(where) or 'TRUE'} "
@@ -469,7 +477,9 @@ class PostgresMemoryStore(
         self, conn: AsyncConnection[Any], query: MemorySearchQuery, now: datetime
     ) -> _Candidates:
         stored = self._stored_call(CANDIDATES)
-        return await ranked_candidates(conn, self._schema, query, now, self._statistics, stored)
+        return await ranked_candidates(
+            conn, self._schema, query, now, self._statistics, stored, self._common.frequencies
+        )
 
     async def _hybrid_at_once(self, query: MemorySearchQuery, now: datetime) -> list[MemoryHit]:
         """A hybrid search whose halves overlap: the keyword ranking runs on one
@@ -500,7 +510,15 @@ class PostgresMemoryStore(
     ) -> list[tuple[float, str]]:
         async with self._reading() as conn:
             return await vectors.nearest_ids(
-                conn, self._schema, query, vector, n, now, self._vector_check, self._vector_storage
+                conn,
+                self._schema,
+                query,
+                vector,
+                n,
+                now,
+                self._vector_check,
+                self._vector_storage,
+                self._common.frequencies,
             )
 
     async def _lock_embedder(self, handle: AsyncConnection[Any]) -> None:

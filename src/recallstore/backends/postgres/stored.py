@@ -29,6 +29,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from recallstore.backends.postgres.scope_order import scoped_listing_sql
+from recallstore.backends.postgres.scope_terms import SCOPE_CHECK
 from recallstore.backends.postgres.search import (
     UNFILTERED_CONDITION,
     UNFILTERED_WHERE,
@@ -109,25 +110,27 @@ _NOW = datetime(2000, 1, 1, tzinfo=UTC)
 CANDIDATES = StoredStatement(
     "memory_candidates",
     lambda schema: candidates_sql(schema, UNFILTERED_CONDITION),
-    ("tsquery", "timestamptz", "integer", "text[]", "integer", "integer", "bigint"),
-    ("x", _NOW, 0, [], 0, 0, 0),
+    ("tsquery", "tsquery", "timestamptz", "integer", "text[]", "integer", "integer", "bigint"),
+    ("x", None, _NOW, 0, [], 0, 0, 0),
 )
 """A scoped keyword search's candidates, totals and stem counts (``postgres.search``)."""
 
 LISTING = StoredStatement(
     "memory_listing",
-    lambda schema: scoped_listing_sql(schema, UNFILTERED_WHERE),
-    ("text", "timestamptz", "integer"),
-    ("x", _NOW, 0),
+    lambda schema: scoped_listing_sql(schema, [SCOPE_CHECK, *UNFILTERED_WHERE]),
+    ("text", "tsquery", "timestamptz", "integer"),
+    ("x", None, _NOW, 0),
 )
-"""A one-pair scope's newest records by ``memory_scope_order`` (``postgres.scope_order``)."""
+"""A scope's newest records by one pair's ``memory_scope_order`` entries, each checked
+for the scope's common pairs (``postgres.scope_order``, ``postgres.scope_terms``)."""
 
 STATEMENTS: Sequence[StoredStatement] = (CANDIDATES, LISTING)
 
 
 def migration(schema: str) -> list[Callable[[AsyncConnection[Any], str], Awaitable[None]]]:
     """Schema version 16's steps: every statement's function. A later release that
-    changes a statement appends a step that creates its function again."""
+    changes a statement appends a step that creates its function again (version 19
+    appends these again: both statements check the scope's common pairs)."""
     del schema  # each step is given it
     return [statement.create for statement in STATEMENTS]
 

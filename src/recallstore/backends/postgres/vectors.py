@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from recallstore.backends._vectors import Matrix, numpy, top_cosine
 from recallstore.backends.postgres import pgvector
 from recallstore.backends.postgres.pgvector import VectorStorage
+from recallstore.backends.postgres.scope_terms import SCOPE_CHECK, PairFrequencies
 from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError, EmbedderMismatchError, EmbedderSwitchedError
 from recallstore.records import MemoryRecord, MemorySearchQuery
@@ -176,8 +177,10 @@ async def nearest_ids(
     now: datetime,
     embedder: tuple[str, tuple[str, int]],
     storage: VectorStorage | None = None,
+    common: PairFrequencies | None = None,
 ) -> list[tuple[float, str]]:
-    """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``.
+    """The ids of the ``n`` records passing ``query``'s filters closest to ``vector``
+    (``common``: the scope pairs' shares, ``postgres.scope_terms``).
 
     ``embedder`` is the store's target and its embedder's (name, dimension), checked
     against the recorded one in the snapshot the vectors are read from; a vector of
@@ -190,9 +193,10 @@ async def nearest_ids(
 
     np = numpy()
     target, given = embedder
-    where, params, in_scope = filter_clauses(query, now)
-    if in_scope is not None:
-        where, params = ["r.search_text @@ %s::tsquery", *where], [in_scope, *params]
+    where, params, scope = filter_clauses(query, now, common)
+    if scope is not None:
+        where = ["r.search_text @@ %s::tsquery", SCOPE_CHECK, *where]
+        params = [scope.indexed, scope.checked, *params]
     if storage == "pgvector":
         found = await _nearest_at_once(conn, schema, where, params, vector, n, embedder)
         if found is not None:
