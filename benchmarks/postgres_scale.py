@@ -34,17 +34,19 @@ order alternating), so machine noise hits both alike; a block runs ``--queries /
 --rounds`` of each: a user-scoped keyword search (a store opened without an embedder),
 its floor (``keyword_floor``: the store's index condition as one prepared psycopg
 statement, for another user), a user-scoped hybrid search (with the embedder: keyword
-and nearest vectors fused), the user's newest 10 (a listing), the same with the scope
-``{"user": …}`` alone (one scope pair, one lexeme for the planner to estimate), and one
-batch write. The same
-query texts at every size; users drawn at random. Then, per size: ``delete`` of single
+and nearest vectors fused), its floor (``hybrid_floor``: the store's nearest-records
+statement prepared on the plain connection, another user), the user's newest 10 (a
+listing), the same with the scope ``{"user": …}`` alone (one scope pair, one lexeme for
+the planner to estimate), and one batch write. The same
+query texts at every size; users drawn at random (``--seed``: another draw, so a rerun
+on kept stores reads users no run has read). Then, per size: ``delete`` of single
 records and ``forget`` of whole users (timed; a search and a listing of the user after
 must find nothing), and ``VACUUM`` of the three tables (timed, sizes and dead rows before
 and after).
 
     .venv/bin/python benchmarks/postgres_scale.py [--sizes 100000,1000000] [--dir DIR]
         [--keep] [--queries 400] [--rounds 10] [--forget 20] [--dimension 16]
-        [--hnsw-up-to N] [--quick] [--explain] [--json FILE]
+        [--hnsw-up-to N] [--quick] [--explain] [--seed N] [--json FILE]
 
 ``--quick``: 10,000 and 100,000 records (about a minute). ``--explain`` prints the
 plans of the scoped nearest-vectors query and of the listing at each size. ``--keep``
@@ -75,7 +77,14 @@ from recallstore.backends.postgres import PostgresMemoryStore, pgvector
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
 
 BATCH = 1_000
-MEASURES = ("keyword", "keyword floor", "hybrid", "newest 10", "newest 10, user pair only")
+MEASURES = (
+    "keyword",
+    "keyword floor",
+    "hybrid",
+    "hybrid floor",
+    "newest 10",
+    "newest 10, user pair only",
+)
 TABLES = ("memory_records", "memory_embeddings", "memory_scope_order")
 
 
@@ -185,6 +194,24 @@ async def keyword_floor(size: Size, text: str, scope: dict[str, str]) -> None:
     await cursor.fetchall()
 
 
+async def hybrid_floor(size: Size, text: str, scope: dict[str, str]) -> None:
+    """The floor of a user-scoped hybrid search's nearest records: the store's own
+    statement (``pgvector.nearest_sql`` with the scope's terms, 100 asked) prepared on
+    a plain psycopg connection: the scope's rows and their vectors, read and sorted."""
+    from recallstore.backends.postgres.scope_terms import SCOPE_CHECK, scope_terms
+
+    terms = scope_terms(scope, size.keyword._common.frequencies)
+    assert terms is not None
+    vector = [float(v) for v in (await size.hybrid._embedder.embed([text]))[0]]  # type: ignore[union-attr]
+    where = [terms.indexed, terms.checked]
+    cursor = await size.floor.execute(
+        pgvector.nearest_sql(size.schema, ["r.search_text @@ %s::tsquery", SCOPE_CHECK]),
+        [vector, *where, FUSION_DEPTH, vector, *where, FUSION_DEPTH, FUSION_DEPTH],
+        prepare=True,
+    )
+    await cursor.fetchall()
+
+
 async def block(size: Size, texts: list[str], rng: random.Random, corpus: Corpus) -> None:
     """One block of every measure on ``size``."""
     for text in texts:
@@ -194,6 +221,8 @@ async def block(size: Size, texts: list[str], rng: random.Random, corpus: Corpus
         floor_scope = size.scope(rng)  # another user: the store's read left this one warm
         size.times["keyword floor"].append((await timed(keyword_floor(size, text, floor_scope)))[0])
         size.times["hybrid"].append((await timed(size.hybrid.search(query)))[0])
+        floor_scope = size.scope(rng)
+        size.times["hybrid floor"].append((await timed(hybrid_floor(size, text, floor_scope)))[0])
         listing = MemorySearchQuery(scope=size.scope(rng), limit=10)
         size.times["newest 10"].append((await timed(size.keyword.search(listing)))[0])
         # A scope of one pair (no tenant): its lexeme alone decides the plan.
@@ -339,7 +368,7 @@ async def run(url: str, args: argparse.Namespace) -> list[Size]:
             chunk = texts[round_ * per_round : (round_ + 1) * per_round]
             for size in order:
                 # The same texts, and the same draw of users' ranks, at every size.
-                await block(size, chunk, random.Random(round_), corpus)
+                await block(size, chunk, random.Random(args.seed * 1_000 + round_), corpus)
             print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr, flush=True)
         for size in sized:  # now, not only in the report: a VACUUM can take an hour at 10M
             figures = ", ".join(f"{m} {ms(size.times[m]):.2f}" for m in MEASURES)
@@ -482,6 +511,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--build-memory", default="8GB", help="maintenance_work_mem for HNSW")
     parser.add_argument("--explain", action="store_true", help="print two plans a size")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="draws other users (a rerun's own: none cached)"
+    )
     parser.add_argument("--json", help="also write the raw figures to this file")
     args = parser.parse_args(argv)
     if args.quick:

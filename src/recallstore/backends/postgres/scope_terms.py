@@ -10,12 +10,13 @@ narrows little that a rarer pair of the same scope has not narrowed already, so 
 checked on the rows the index finds instead (``ts_match_vq``, which no index serves),
 and a listing reads the rare pair's ``memory_scope_order`` entries alone.
 
-The planner's own statistics say which pairs are common: the scope lexemes among
-``pg_stats.most_common_elems`` of ``search_text`` (statistics target 1,000 since
-schema version 15, so an element in about 1 % of the rows or more), read when the store
-opens and again after :data:`REFRESH_SECONDS`. Before the table is analyzed there are
-none, and every pair is read by the index as before. Which pairs are read changes the
-plan, never the rows: the checked pairs are still required of every row.
+The planner's own statistics say which pairs are common (:data:`COMMON_RATIO`): the
+shares of the scope lexemes among ``pg_stats.most_common_elems`` of ``search_text``
+(its 10,000 most common elements at statistics target 1,000, schema version 15; a pair
+not there counts as the smallest share listed), read when the store opens and again
+after :data:`REFRESH_SECONDS`. Before the table is analyzed there are none, and every
+pair is read by the index as before. Which pairs are read changes the plan, never the
+rows: the checked pairs are still required of every row.
 """
 
 from __future__ import annotations
