@@ -47,15 +47,7 @@ __all__ = [
     "candidates_sql",
     "filter_clauses",
     "ranked_candidates",
-    "scope_tsquery",
 ]
-
-
-def scope_tsquery(scope: Mapping[str, str]) -> str | None:
-    """The tsquery of the records in ``scope`` (its pairs' lexemes, see schema version
-    5), or None when the scope is empty or a pair is too long to be indexed."""
-    terms = scope_terms(scope)
-    return None if terms is None else terms.indexed
 
 
 def filter_clauses(
