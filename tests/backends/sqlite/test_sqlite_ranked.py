@@ -15,6 +15,7 @@ from recallstore import MemorySearchQuery, MemoryWriteInput
 from recallstore._search.query import plan_query
 from recallstore.backends.sqlite import SqliteMemoryStore, ranked
 from recallstore.backends.sqlite.ranked import _best_joined_now, _best_now
+from recallstore.backends.sqlite.scope_split import ScopeSplit
 from recallstore.backends.sqlite.search import match_expression
 from recallstore.store import new_record_id, record_from_input
 
@@ -27,9 +28,10 @@ def both(db: Path, query: MemorySearchQuery, n: int) -> tuple[list[str], list[st
     expression = match_expression(dict(query.scope), plan_query(text), text)
     now = datetime.now(UTC)
     conn = sqlite3.connect(db)
+    split = ScopeSplit(dict(query.scope), ())
     try:
-        fast = _best_now(conn, query, now, expression, n)
-        joined = _best_joined_now(conn, query, now, expression, n)
+        fast = _best_now(conn, query, now, expression, n, split)
+        joined = _best_joined_now(conn, query, now, expression, n, split)
     finally:
         conn.close()
     assert [row[3] for row in fast] == [row[3] for row in joined][: len(fast)]

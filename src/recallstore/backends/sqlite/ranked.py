@@ -26,13 +26,15 @@ from recallstore._search.query import (
 from recallstore.backends._vectors import Matrix
 from recallstore.backends.sqlite.pruning import best_pruned_now
 from recallstore.backends.sqlite.rows import COLUMNS, on_thread, record_from_row, rows_by_id
+from recallstore.backends.sqlite.scope_split import ScopeSplit, ScopeSplits
 from recallstore.backends.sqlite.search import (
+    SCOPE_CHECK,
     Filter,
     FtsStatistics,
     _record_conditions,
     candidates_sql,
     match_expression,
-    narrowest_within_now,
+    narrowest_count_now,
 )
 from recallstore.backends.sqlite.vectors import VectorCache, nearest_now
 from recallstore.records import MemoryHit, MemorySearchQuery
@@ -76,24 +78,30 @@ def _candidates_now(
     terms: Sequence[QueryTerm],
     n: int,
     statistics: FtsStatistics,
+    scopes: ScopeSplits,
 ) -> list[Candidate[int]]:
     """A keyword query's candidates, in one hand-off with what they need: the
     statistics cache checked and the query stems' document frequencies read, and
     whether the scope is small enough to re-score every match (``EXHAUSTIVE_SCOPE``)
-    or FTS5's own best ``n`` are re-scored."""
+    or FTS5's own best ``n`` are re-scored. The scope's broad pairs are checked on
+    the rows instead of read by FTS5 (``sqlite.scope_split``)."""
     statistics.refresh_now(db)
     statistics.count_now(db, [term.stem for term in terms])
     pairs: list[Filter] = [("scope", pair) for pair in query.scope.items()]
-    exhaustive = narrowest_within_now(db, pairs, EXHAUSTIVE_SCOPE) is not None
-    expression = match_expression(dict(query.scope), terms, query.query or "")
+    narrowest = narrowest_count_now(db, pairs, EXHAUSTIVE_SCOPE)
+    exhaustive = narrowest is not None
+    split = scopes.split_now(db, query.scope, narrowest)
+    expression = match_expression(split.indexed, terms, query.query or "")
     if exhaustive:
-        sql, params = candidates_sql(query, now, ordered=False, columns=_CANDIDATE_COLUMNS)
+        sql, params = candidates_sql(
+            query, now, ordered=False, columns=_CANDIDATE_COLUMNS, checked=split.checked
+        )
         rows = db.execute(sql, [expression, *params, EXHAUSTIVE_SCOPE]).fetchall()
     elif query.tags:
-        rows = _best_joined_now(db, query, now, expression, n)
+        rows = _best_joined_now(db, query, now, expression, n, split)
     else:
-        pruned = _pruned_now(db, query, terms, n, statistics)
-        rows = _best_now(db, query, now, expression, n, pruned)
+        pruned = _pruned_now(db, query, terms, n, statistics, split)
+        rows = _best_now(db, query, now, expression, n, split, pruned)
     return [
         Candidate(int(seq), str(content), (str(created), str(record_id)))
         for seq, content, created, record_id in rows
@@ -101,13 +109,18 @@ def _candidates_now(
 
 
 def _best_joined_now(
-    db: sqlite3.Connection, query: MemorySearchQuery, now: datetime, expression: str, n: int
+    db: sqlite3.Connection,
+    query: MemorySearchQuery,
+    now: datetime,
+    expression: str,
+    n: int,
+    split: ScopeSplit,
 ) -> list[tuple[Any, ...]]:
     """FTS5's best ``n`` matches passing the query's filters, every match joined."""
     # FTS5's best n by seq alone, then their content: SQLite copies every selected
     # column of every match into the sorter, and with the content that cost as much
     # again as FTS5's own bm25() ordering.
-    best, params = candidates_sql(query, now, ordered=True, columns="r.seq")
+    best, params = candidates_sql(query, now, ordered=True, columns="r.seq", checked=split.checked)
     sql = (
         f"SELECT {_CANDIDATE_COLUMNS} FROM ({best}) AS best "
         "JOIN memory_records AS r ON r.seq = best.seq"
@@ -121,6 +134,7 @@ def _pruned_now(
     terms: Sequence[QueryTerm],
     n: int,
     statistics: FtsStatistics,
+    split: ScopeSplit,
 ) -> list[tuple[int, float]] | None:
     """FTS5's best ``n + n // _FILTER_ROOM`` matches by max-score pruning
     (``sqlite.pruning``), or None when it does not apply: query text other than ASCII
@@ -132,7 +146,7 @@ def _pruned_now(
     if figures is None:
         return None
     words = [term.word for term in terms]
-    return best_pruned_now(db, query.scope, words, figures, n + n // _FILTER_ROOM)
+    return best_pruned_now(db, split.indexed, words, figures, n + n // _FILTER_ROOM)
 
 
 def _best_now(
@@ -141,6 +155,7 @@ def _best_now(
     now: datetime,
     expression: str,
     n: int,
+    split: ScopeSplit,
     pruned: list[tuple[int, float]] | None = None,
 ) -> list[tuple[Any, ...]]:
     """:func:`_best_joined_now`, reading records for FTS5's best matches only.
@@ -161,14 +176,15 @@ def _best_now(
         return []
     place = {int(seq): index for index, (seq, _) in enumerate(matches)}
     where, params = _record_conditions(query, now)
+    checks = [SCOPE_CHECK] * len(split.checked)
     marks = ", ".join("?" * len(place))
     rows = db.execute(
         f"SELECT {_CANDIDATE_COLUMNS} FROM memory_records AS r "
-        f"WHERE {' AND '.join([f'r.seq IN ({marks})', *where])}",
-        [*place, *params],
+        f"WHERE {' AND '.join([f'r.seq IN ({marks})', *checks, *where])}",
+        [*place, *(part for pair in split.checked for part in pair), *params],
     ).fetchall()
     if len(rows) < n and len(matches) == room:
-        return _best_joined_now(db, query, now, expression, n)
+        return _best_joined_now(db, query, now, expression, n, split)
     rows.sort(key=lambda row: place[int(row[0])])
     return rows[:n]
 
@@ -178,6 +194,7 @@ async def ranked_search(
     query: MemorySearchQuery,
     now: datetime,
     statistics: FtsStatistics,
+    scopes: ScopeSplits,
 ) -> list[MemoryHit]:
     """The hits of a keyword ``query`` (not a listing), ranked by ``rank_records``.
 
@@ -186,7 +203,7 @@ async def ranked_search(
     as (seq, content, recency) only, the document frequencies not cached yet, then the
     whole rows of the hits.
     """
-    ranked = await on_thread(conn, ranked_rows_now, query, now, statistics)
+    ranked = await on_thread(conn, ranked_rows_now, query, now, statistics, scopes)
     return [MemoryHit(record=record_from_row(row), score=score) for score, row in ranked]
 
 
@@ -208,10 +225,11 @@ def ranked_rows_now(
     query: MemorySearchQuery,
     now: datetime,
     statistics: FtsStatistics,
+    scopes: ScopeSplits,
 ) -> list[tuple[float, tuple[Any, ...]]]:
     """The hits of a keyword ``query`` as (score, row), on the connection's thread."""
     with _one_snapshot(db):
-        ranked = _ranked_now(db, query, now, statistics)
+        ranked = _ranked_now(db, query, now, statistics, scopes)
         if not ranked:
             return []
         rows = _rows_by_seq_now(db, [seq for _, seq, _ in ranked])
@@ -219,13 +237,17 @@ def ranked_rows_now(
 
 
 def _ranked_now(
-    db: sqlite3.Connection, query: MemorySearchQuery, now: datetime, statistics: FtsStatistics
+    db: sqlite3.Connection,
+    query: MemorySearchQuery,
+    now: datetime,
+    statistics: FtsStatistics,
+    scopes: ScopeSplits,
 ) -> list[tuple[float, int, str]]:
     """The keyword ranking of ``query`` as (score, seq, id), best first."""
     ids: dict[int, str] = {}
 
     def fetch(terms: Sequence[QueryTerm], n: int) -> list[Candidate[int]]:
-        found = _candidates_now(db, query, now, terms, n, statistics)
+        found = _candidates_now(db, query, now, terms, n, statistics, scopes)
         ids.update((candidate.item, candidate.recency[1]) for candidate in found)
         return found
 
@@ -244,6 +266,7 @@ def hybrid_rows_now(
     vector_of: Callable[[], Matrix],
     now: datetime,
     statistics: FtsStatistics,
+    scopes: ScopeSplits,
     cache: VectorCache,
     fusing: Fusing,
 ) -> list[tuple[float, tuple[Any, ...]]]:
@@ -254,7 +277,7 @@ def hybrid_rows_now(
     (:func:`nearest_now`), so the query can be embedded meanwhile (it may wait for it,
     and raises what the embedding raised)."""
     with _one_snapshot(db):
-        ranked = _ranked_now(db, keyword, now, statistics)
+        ranked = _ranked_now(db, keyword, now, statistics, scopes)
         nearest = nearest_now(db, query, vector_of, keyword.limit, now, cache)
         fused = fusing(query, [(score, key) for score, _, key in ranked], nearest)
         rows = rows_by_id(db, COLUMNS, [key for _, key in fused])

@@ -10,7 +10,8 @@ Keyword search (run by ``sqlite.ranked``): FTS5 finds the candidates and
 Each scope pair is a token of the index's
 ``scope_terms`` column (see schema version 2), so a scoped search asks FTS5 for
 ``scope_terms:(pair AND pair) AND content:(word OR word)`` and FTS5 intersects the
-doclists: the work follows the scope's records, not the store's. Document
+doclists: the work follows the scope's records, not the store's (a broad pair beside a
+narrow one is checked on the rows instead, ``sqlite.scope_split``). Document
 frequencies come from ``memory_terms`` (kept in every write's transaction,
 ``sqlite.terms``) and the record count and mean length from the index's own totals,
 cached until the index changes.
@@ -48,6 +49,7 @@ __all__ = [
     "listing_rows_now",
     "listing_sql",
     "match_expression",
+    "narrowest_count_now",
     "narrowest_within_now",
     "scope_token",
     "words_expression",
@@ -174,6 +176,14 @@ def narrowest_within_now(db: sqlite3.Connection, filters: list[Filter], limit: i
     rows, else None; counted under caps that start small and grow only while every
     filter reaches them, so a user's pair beside its tenant's costs what the user's
     records cost."""
+    found = narrowest_count_now(db, filters, limit)
+    return None if found is None else found[0]
+
+
+def narrowest_count_now(
+    db: sqlite3.Connection, filters: list[Filter], limit: int
+) -> tuple[int, int] | None:
+    """:func:`narrowest_within_now` with the narrowest filter's row count: (index, count)."""
     if not filters:
         return None
     cap = _FIRST_CAP
@@ -182,7 +192,7 @@ def narrowest_within_now(db: sqlite3.Connection, filters: list[Filter], limit: i
         counts = _capped_counts_now(db, filters, counted)
         smallest = min(counts)
         if smallest < counted:
-            return counts.index(smallest)
+            return counts.index(smallest), smallest
         if counted > limit:
             return None
         cap *= _CAP_GROWTH
@@ -396,13 +406,19 @@ def fts5_totals(block: bytes) -> tuple[int, list[int]]:
 
 
 def candidates_sql(
-    query: MemorySearchQuery, now: datetime, *, ordered: bool, columns: str = RECORD_COLUMNS
+    query: MemorySearchQuery,
+    now: datetime,
+    *,
+    ordered: bool,
+    columns: str = RECORD_COLUMNS,
+    checked: Sequence[tuple[str, str]] = (),
 ) -> tuple[str, list[Any]]:
     """The SELECT of a keyword query's candidates and its parameters after the FTS5
     expression (the first) and before the row limit (the last).
 
-    Scope pairs are part of the expression (see :func:`match_expression`); tags, kinds,
-    validity and expiry are checked per match. ``ordered`` asks for FTS5's own best
+    Scope pairs are part of the expression (see :func:`match_expression`) but for
+    ``checked`` ones (``sqlite.scope_split``); those, tags, kinds, validity and expiry
+    are checked per match. ``ordered`` asks for FTS5's own best
     first (``bm25()`` over the content column; equal scores last written first, by
     seq, which FTS5 orders without reading the records), else every match in index
     order.
@@ -410,14 +426,15 @@ def candidates_sql(
     """
     tags = [tag for tag in query.tags or ()]
     where, params = _record_conditions(query, now)
-    condition = " AND ".join(["memory_fts MATCH ?", *(_CHECK["tag"] for _ in tags), *where])
+    pairs = [SCOPE_CHECK] * len(checked)
+    condition = " AND ".join(["memory_fts MATCH ?", *pairs, *(_CHECK["tag"] for _ in tags), *where])
     order = "ORDER BY bm25(memory_fts, 1.0, 0.0), r.seq DESC" if ordered else ""
     sql = (
         f"SELECT {columns} FROM memory_fts "
         "JOIN memory_records AS r ON r.seq = memory_fts.rowid "
         f"WHERE {condition} {order} LIMIT ?"
     )
-    return sql, [*tags, *params]
+    return sql, [*(part for pair in checked for part in pair), *tags, *params]
 
 
 async def export_page(

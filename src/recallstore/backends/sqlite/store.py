@@ -59,6 +59,7 @@ from recallstore.backends.sqlite.rows import (
     rows_by_id,
     rows_by_key,
 )
+from recallstore.backends.sqlite.scope_split import ScopeSplits
 from recallstore.backends.sqlite.search import FtsStatistics, export_page, listing_rows_now
 from recallstore.backends.sqlite.wal import (
     WalScrub,
@@ -149,6 +150,7 @@ class SqliteMemoryStore(
         self._synchronous: str = "FULL"
         self._conn: aiosqlite.Connection | None = None
         self._statistics = FtsStatistics()
+        self._scope_splits = ScopeSplits()
         # A connection of its own for PRAGMA data_version (journal tailers only).
         self._watch: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
@@ -282,6 +284,7 @@ class SqliteMemoryStore(
                         embedding.result,
                         now,
                         self._statistics,
+                        self._scope_splits,
                         self._vector_cache,
                         self._fuse,
                     )
@@ -290,7 +293,7 @@ class SqliteMemoryStore(
             return [MemoryHit(record=record_from_row(row), score=score) for score, row in fused]
         async with self._reading() as conn:
             if not query.is_listing:
-                return await ranked_search(conn, query, now, self._statistics)
+                return await ranked_search(conn, query, now, self._statistics, self._scope_splits)
             rows = await on_thread(conn, listing_rows_now, query, now)
         return listing_hits(rows)
 
