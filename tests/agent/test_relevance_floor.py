@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from recallstore._search.floor import ALWAYS_KEPT
 from recallstore.backends.sqlite import SqliteMemoryStore
 
 SCOPE = {"user": "ana"}
+FRIDAY = datetime(2026, 12, 4, 12, tzinfo=UTC)
 PASSPORT = "Ana's passport number ends in 42 and her passport expires in May."
 LUNCHES = tuple(f"Ana had lunch with colleague number {n} on a Monday." for n in range(8))
 UNRELATED = (
@@ -83,7 +85,11 @@ CASES = [
 async def test_the_floor_keeps_relevant_hits_and_drops_the_weak_tail(
     tmp_path: Path, embedder: str | None, case: Case
 ) -> None:
-    async with SqliteMemoryStore(tmp_path / "floor.db", embedder=embedder) as store:
+    # A fixed Friday: "on Monday" then names a day before every record (asked on a
+    # Monday it would name the day they were saved, and the time read first).
+    async with SqliteMemoryStore(
+        tmp_path / "floor.db", embedder=embedder, clock=lambda: FRIDAY
+    ) as store:
         await store.write([MemoryWriteInput(scope=SCOPE, content=text) for text in case.memories])
         capability = MemoryCapability(store, scope_fields=["user"])
         memory = await capability.instantiate(
