@@ -28,13 +28,13 @@ from recallstore.backends.sqlite.pruning import best_pruned_now
 from recallstore.backends.sqlite.rows import COLUMNS, on_thread, record_from_row, rows_by_id
 from recallstore.backends.sqlite.scope_split import ScopeSplit, ScopeSplits
 from recallstore.backends.sqlite.search import (
-    SCOPE_CHECK,
     Filter,
     FtsStatistics,
     _record_conditions,
     candidates_sql,
     match_expression,
     narrowest_count_now,
+    scope_checks,
 )
 from recallstore.backends.sqlite.vectors import VectorCache, nearest_now
 from recallstore.records import MemoryHit, MemorySearchQuery
@@ -176,12 +176,12 @@ def _best_now(
         return []
     place = {int(seq): index for index, (seq, _) in enumerate(matches)}
     where, params = _record_conditions(query, now)
-    checks = [SCOPE_CHECK] * len(split.checked)
+    checks, check_params = scope_checks(split.checked)
     marks = ", ".join("?" * len(place))
     rows = db.execute(
         f"SELECT {_CANDIDATE_COLUMNS} FROM memory_records AS r "
         f"WHERE {' AND '.join([f'r.seq IN ({marks})', *checks, *where])}",
-        [*place, *(part for pair in split.checked for part in pair), *params],
+        [*place, *check_params, *params],
     ).fetchall()
     if len(rows) < n and len(matches) == room:
         return _best_joined_now(db, query, now, expression, n, split)

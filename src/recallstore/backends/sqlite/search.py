@@ -51,6 +51,7 @@ __all__ = [
     "match_expression",
     "narrowest_count_now",
     "narrowest_within_now",
+    "scope_checks",
     "scope_token",
     "words_expression",
 ]
@@ -426,7 +427,7 @@ def candidates_sql(
     """
     tags = [tag for tag in query.tags or ()]
     where, params = _record_conditions(query, now)
-    pairs = [SCOPE_CHECK] * len(checked)
+    pairs, pair_params = scope_checks(checked)
     condition = " AND ".join(["memory_fts MATCH ?", *pairs, *(_CHECK["tag"] for _ in tags), *where])
     order = "ORDER BY bm25(memory_fts, 1.0, 0.0), r.seq DESC" if ordered else ""
     sql = (
@@ -434,7 +435,12 @@ def candidates_sql(
         "JOIN memory_records AS r ON r.seq = memory_fts.rowid "
         f"WHERE {condition} {order} LIMIT ?"
     )
-    return sql, [*(part for pair in checked for part in pair), *tags, *params]
+    return sql, [*pair_params, *tags, *params]
+
+
+def scope_checks(checked: Sequence[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """``checked`` scope pairs as conditions on record ``r``, and their parameters."""
+    return [SCOPE_CHECK] * len(checked), [part for pair in checked for part in pair]
 
 
 async def export_page(
