@@ -83,7 +83,19 @@ def test_columns_no_input_fills_are_sent_as_null() -> None:
     arrays = new_insert_arrays(batch)
     names = ["tags", "provenance", "invalid_at", "invalid_reason", "superseded_by"]
     names += ["expires_at", "target", "payload", "idempotency_key", "observed_at"]
+    names += ["updated_at", "supports"]  # the statement fills in created_at and []
     assert sum(column is None for column in arrays) == len(names)
+
+
+def test_updated_at_and_supports_are_sent_when_a_record_differs() -> None:
+    batch = _batch([INPUTS["plain"], INPUTS["every field"]])
+    records = batch.records()
+    later = records[0].model_copy(update={"updated_at": NOW + timedelta(days=1)})
+    arrays = insert_arrays([later, records[1]])
+    assert [NOW + timedelta(days=1), NOW + timedelta(microseconds=1)] in arrays
+    supports = '[{"conversation_id":null,"run_id":null,"author":"x"},'
+    supports += '{"conversation_id":null,"run_id":"y","author":null}]'
+    assert [None, supports] in arrays
 
 
 async def test_records_built_during_the_insert_read_back_as_written(

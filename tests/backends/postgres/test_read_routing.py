@@ -6,6 +6,7 @@ standby and counted; a standby that cannot catch up is passed over for the prima
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 from urllib.parse import quote
 
 import psycopg
@@ -137,3 +138,80 @@ async def test_a_url_names_the_standby(replica_pair: tuple[str, str]) -> None:
     finally:
         with psycopg.connect(primary, autocommit=True) as conn:
             conn.execute("DROP SCHEMA IF EXISTS recallstore CASCADE")
+
+
+# A transaction that commits: the WAL up to its commit (a lock taken meanwhile
+# included) is flushed and sent to the standby, which replays it.
+_SENT = "SELECT txid_current()"
+
+
+async def _until(conn: psycopg.AsyncConnection[Any], sql: str, params: tuple[Any, ...]) -> None:
+    # Polls ``sql`` until its first column is true; a bound far past what it takes,
+    # for a busy machine, so a failure here means it never happened.
+    for _ in range(600):
+        row = await (await conn.execute(sql, params)).fetchone()
+        if row is not None and row[0]:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"never true: {sql} {params}")
+
+
+async def test_a_read_the_standby_cancels_for_its_replay_runs_again_on_the_primary(
+    replica_pair: tuple[str, str], schema: str
+) -> None:
+    primary, standby = replica_pair
+    records, order = f"{schema}.memory_records", f"{schema}.memory_scope_order"
+    waiting = (
+        "SELECT count(*) > 0 FROM pg_locks WHERE relation = to_regclass(%s) "
+        "AND mode = 'AccessShareLock' AND NOT granted"
+    )
+    conflicts = (
+        "SELECT confl_lock + confl_deadlock + confl_snapshot + confl_bufferpin "
+        "FROM pg_stat_database_conflicts WHERE datname = 'postgres'"
+    )
+    scope = {"user": "u1"}
+    async with (
+        await psycopg.AsyncConnection.connect(standby, autocommit=True) as on_standby,
+        await psycopg.AsyncConnection.connect(primary, autocommit=True) as on_primary,
+        PostgresMemoryStore(primary, schema=schema, standby_url=standby) as store,
+    ):
+        await store.write([MemoryWriteInput(scope=scope, content="listed despite the conflict")])
+        before = await (await on_standby.execute(conflicts)).fetchone()
+        assert before is not None
+        # The standby cancels a query that holds up its replay at once, not after 30 s.
+        await on_standby.execute("ALTER SYSTEM SET max_standby_streaming_delay = 0")
+        await on_standby.execute("SELECT pg_reload_conf()")
+        try:
+            async with (
+                await psycopg.AsyncConnection.connect(primary) as first,
+                await psycopg.AsyncConnection.connect(primary) as second,
+            ):
+                # The replayed lock on the records makes the standby's listing wait
+                # there, holding its lock on the scope order (it locks that table first).
+                await first.execute(f"LOCK TABLE {records} IN ACCESS EXCLUSIVE MODE")
+                await on_primary.execute(_SENT)
+                await _until(
+                    on_standby,
+                    "SELECT count(*) > 0 FROM pg_locks WHERE relation = to_regclass(%s) "
+                    "AND mode = 'AccessExclusiveLock' AND granted",
+                    (records,),
+                )
+                listing = asyncio.ensure_future(store.search(MemorySearchQuery(scope=scope)))
+                await _until(on_standby, waiting, (records,))
+                # Replaying this lock needs the one the listing holds: the standby
+                # cancels the listing, and the store runs it again on the primary,
+                # where it waits behind the same two locks until they are let go.
+                await second.execute(f"LOCK TABLE {order} IN ACCESS EXCLUSIVE MODE")
+                await on_primary.execute(_SENT)
+                await _until(on_primary, waiting, (order,))
+                assert not listing.done()
+                await first.rollback()
+                await second.rollback()
+            hits = await listing
+        finally:
+            await on_standby.execute("ALTER SYSTEM RESET max_standby_streaming_delay")
+            await on_standby.execute("SELECT pg_reload_conf()")
+        assert [hit.record.content for hit in hits] == ["listed despite the conflict"]
+        assert store.read_routing == {"standby": 0, "primary": 1}
+        # It was the standby's replay that cancelled it (counted once the backend reports).
+        await _until(on_standby, f"SELECT ({conflicts}) > %s", before)

@@ -6,7 +6,7 @@ keyword search looks the same lexemes up: one definition for all three.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final
 
 from recallstore._search.query import document_stems
@@ -14,9 +14,11 @@ from recallstore._search.query import document_stems
 __all__ = [
     "MAX_LEXEME_BYTES",
     "SCOPE_LEXEME_PREFIX",
+    "content_stems",
     "index_stems",
     "listed_lexemes",
     "scope_lexeme",
+    "scope_lexemes",
 ]
 
 MAX_LEXEME_BYTES: Final = 2_047
@@ -38,13 +40,27 @@ def index_stems(content: str, scope: Mapping[str, str] | None = None) -> tuple[l
     """What ``search_text`` and ``search_length`` hold for a record: its content's
     distinct stems (those Postgres can store) and its scope pairs' lexemes, and its
     length in stems, as every backend counts."""
+    kept, length = content_stems(content)
+    kept.extend(scope_lexemes((scope or {}).items()))
+    return kept, length
+
+
+def content_stems(content: str) -> tuple[list[str], int]:
+    """The content's part of :func:`index_stems`: its distinct stems that Postgres can
+    store, and its length in stems."""
     stems = document_stems(content)
-    kept = [stem for stem in dict.fromkeys(stems) if len(stem.encode()) <= MAX_LEXEME_BYTES]
-    for key, value in (scope or {}).items():
-        lexeme = scope_lexeme(key, value)
-        if lexeme is not None:
-            kept.append(lexeme)
+    kept = list(dict.fromkeys(stems))
+    # UTF-8 takes at most four bytes a character: only a longer stem can be too long.
+    if kept and max(map(len, kept)) > MAX_LEXEME_BYTES // 4:
+        kept = [stem for stem in kept if len(stem.encode()) <= MAX_LEXEME_BYTES]
     return kept, len(stems)
+
+
+def scope_lexemes(pairs: Iterable[tuple[str, str]]) -> list[str]:
+    """The lexemes of a scope's pairs (:func:`scope_lexeme`), those short enough to
+    index."""
+    found = (scope_lexeme(key, value) for key, value in pairs)
+    return [lexeme for lexeme in found if lexeme is not None]
 
 
 def listed_lexemes(name: str, table: str, *columns: str) -> str:

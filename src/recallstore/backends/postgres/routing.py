@@ -8,9 +8,11 @@ sent with the commit: no extra round trip). Before a read on the standby the sto
 asks the standby how far it has replayed (``pg_last_wal_replay_lsn()``), waiting up
 to ``standby_wait`` seconds for it to reach the store's last write; a standby still
 behind then, unreachable, or no longer in recovery (promoted) is passed over and the
-read goes to the primary. So a conversation served by one store reads its own writes
-(a save, then the next turn's search, finds the save), and a lagging standby is never
-read as if it were current for them. Other stores' writes reach a standby read with
+read goes to the primary; so does a read the standby fails part-way (a hot standby
+cancels a query that holds up its replay, a recovery conflict), run again there. So a
+conversation served by one store reads its own writes (a save, then the next turn's
+search, finds the save), and a lagging standby is never read as if it were current
+for them. Other stores' writes reach a standby read with
 the replica's lag (eventual consistency), as they would reach a read that started
 before they committed. :attr:`StandbyReads.counts` says how many reads each served.
 """
@@ -18,19 +20,22 @@ before they committed. :attr:`StandbyReads.counts` says how many reads each serv
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from recallstore.backends.postgres.connections import PoolMode, open_pool, redact
-from recallstore.errors import StoreUnavailableError
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
     from psycopg_pool import AsyncConnectionPool
 
 __all__ = ["WAL_POSITION", "StandbyReads", "lsn_value"]
+
+_logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 WAL_POSITION = "CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_insert_lsn()::text END"
 """The primary's WAL position as SQL (NULL on a standby): what the store notes at open
@@ -97,39 +102,54 @@ class StandbyReads:
             await asyncio.sleep(pause)  # the bounded wait for replay, not a sync
             pause = min(2 * pause, 0.02)
 
+    async def read(
+        self,
+        primary: Callable[[], AbstractAsyncContextManager[AsyncConnection[Any]]],
+        work: Callable[[AsyncConnection[Any]], Awaitable[_T]],
+    ) -> _T:
+        """What ``work(conn)`` returns, run on a standby connection that has replayed
+        the store's writes, else on the primary's (``primary()``). A read the standby
+        fails part-way runs again on the primary: a hot standby cancels a query that
+        holds up its replay (a recovery conflict), and a standby can drop its
+        connections; a read changes nothing, so running it twice is safe."""
+        import psycopg
+
+        async with self._ready() as conn:
+            if conn is not None:
+                try:
+                    found = await work(conn)
+                except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                    _logger.info("a read failed on the standby %s: %s", self.target, exc)
+                else:
+                    self.counts["standby"] += 1
+                    return found
+        self.counts["primary"] += 1
+        async with primary() as conn:
+            return await work(conn)
+
     @asynccontextmanager
-    async def connection(
-        self, primary: Callable[[], AbstractAsyncContextManager[AsyncConnection[Any]]]
-    ) -> AsyncIterator[AsyncConnection[Any]]:
-        """A standby connection that has replayed the store's writes, else the
-        primary's (``primary()``)."""
+    async def _ready(self) -> AsyncIterator[AsyncConnection[Any] | None]:
+        """A standby connection that has replayed the store's writes; None when the
+        standby cannot serve the read (behind after the wait, unreachable, promoted)."""
         import psycopg
         from psycopg_pool import PoolTimeout
 
         assert self._pool is not None  # open() ran with the store's
-        standby = None
         try:
             manager = self._pool.connection(timeout=self._wait + 1)
             conn = await manager.__aenter__()
-            standby = (manager, conn)
-            ready = await self._caught_up(conn)
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout):
-            ready = False
-        if not ready:
-            if standby is not None:
-                await standby[0].__aexit__(None, None, None)
-            self.counts["primary"] += 1
-            async with primary() as conn:
-                yield conn
+            yield None
             return
-        assert standby is not None
-        self.counts["standby"] += 1
-        manager, conn = standby
         try:
-            yield conn
+            ready = await self._caught_up(conn)
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            await manager.__aexit__(type(exc), exc, exc.__traceback__)
+            yield None
+            return
+        try:
+            yield conn if ready else None
         except BaseException as exc:
             await manager.__aexit__(type(exc), exc, exc.__traceback__)
-            if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
-                raise StoreUnavailableError(self.target, str(exc).strip()) from exc
             raise
         await manager.__aexit__(None, None, None)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from operator import attrgetter
 from typing import Any
 
-from recallstore.backends.postgres.lexemes import index_stems
+from recallstore.backends.postgres.lexemes import content_stems, scope_lexemes
 from recallstore.records import MemoryRecord, MemoryTarget, MemoryWriteInput, Provenance
 from recallstore.store import NewRecords, observed_at_saved
 
@@ -69,10 +69,11 @@ _SOURCES = {
     # A subquery a row cost most of the SELECT's time: only rows with tags run it.
     "tags": "CASE WHEN tags IS NULL THEN '{}'::text[] "
     "ELSE ARRAY(SELECT jsonb_array_elements_text(tags::jsonb)) END",
+    "updated_at": "coalesce(updated_at, created_at)",
     "provenance": "provenance::jsonb",
     "target": "target::jsonb",
     "payload": "payload::json",
-    "supports": "supports::jsonb",
+    "supports": "coalesce(supports::jsonb, '[]')",
 }
 
 
@@ -102,8 +103,10 @@ def insert_arrays(records: Sequence[MemoryRecord]) -> list[list[Any] | None]:
     record's lexemes (letters and digits, or ``scope:`` hex ``=`` hex) hold no space.
 
     Column by column; a column no record fills is sent as NULL rather than an array of
-    NULLs (``unnest`` pads it to the others' length), so most of a plain write's nine
-    optional columns cost nothing to encode or send. Scopes alike are encoded once."""
+    NULLs (``unnest`` pads it to the others' length), so most of a plain write's
+    optional columns cost nothing to encode or send; so do ``updated_at`` when every
+    record's is its ``created_at`` and ``supports`` when every record's is empty (the
+    statement fills both in). Scopes alike are encoded once."""
     return _arrays(
         records,
         [record.id for record in records],
@@ -146,17 +149,21 @@ def _arrays(
 ) -> list[list[Any] | None]:
     # The columns records and inputs share, read the same way from either; the others
     # as given, in the statement's order.
-    scopes: dict[tuple[tuple[str, str], ...], str] = {}
+    scopes: dict[tuple[tuple[str, str], ...], tuple[str, str]] = {}
     scope_texts: list[str] = []
     stems: list[str] = []
     lengths: list[int] = []
     for row in rows:
         pairs = tuple(row.scope.items())
-        text = scopes.get(pairs)
-        if text is None:
-            text = scopes[pairs] = _json(row.scope)
+        encoded = scopes.get(pairs)
+        if encoded is None:
+            # The scope's JSON text and its lexemes joined by spaces, once a batch.
+            encoded = scopes[pairs] = (_json(row.scope), " ".join(scope_lexemes(pairs)))
+        text, lexemes = encoded
         scope_texts.append(text)
-        found, length = index_stems(row.content, row.scope)
+        found, length = content_stems(row.content)
+        if lexemes:
+            found.append(lexemes)
         stems.append(" ".join(found))
         lengths.append(length)
     return [
@@ -167,13 +174,13 @@ def _arrays(
         _optional(rows, "tags", lambda row, _: _json(list(row.tags)), empty=True),
         _optional(rows, "provenance", _field_json),
         created,
-        updated,
+        None if updated == created else updated,
         *invalid,
         _optional(rows, "expires_at"),
         _optional(rows, "target", _field_json),
         # json: the payload kept as written (schema version 7).
         _optional(rows, "payload", lambda row, _: json.dumps(row.payload)),
-        [_EMPTY if not row.supports else _supports_json(row) for row in rows],
+        _optional(rows, "supports", _field_json, empty=True),
         _optional(rows, "idempotency_key"),
         observed,
         stems,
@@ -207,10 +214,6 @@ def _field_json(row: _Row, name: str) -> str:
     # As the record serialises the field in JSON mode (an input's field is the same
     # model, serialised alike).
     return _json(row.model_dump(mode="json", include={name})[name])
-
-
-def _supports_json(row: _Row) -> str:
-    return _json(row.model_dump(mode="json", include={"supports"})["supports"])
 
 
 def _observed(records: Sequence[MemoryRecord]) -> list[datetime | None] | None:

@@ -11,11 +11,11 @@ Needs the ``postgres`` extra: ``pip install 'recallstore[postgres]'``.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from recallstore.backends._forget_extension import ForgetsScopes, Forgotten
 from recallstore.backends._forget_traces import provenance_of
@@ -97,8 +97,13 @@ __all__ = ["SCHEMA_VERSION", "PostgresMemoryStore"]
 
 _EXPORT_PAGE = 500
 _INSERT_PAGE = 1_000
-_OVERLAP_PAGE = 500
+# A write's rows go in pages, each made while the server inserts the one before. The
+# first is small: the server waits for it, and inserts a row in about four times what
+# the client takes to make one (so while it inserts 250, the client makes 750 more).
+_FIRST_PAGE = 250
+_OVERLAP_PAGE = 750
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_T = TypeVar("_T")
 _Candidates = tuple[list[tuple[float, str]], dict[str, Callable[[], MemoryRecord]]]
 """A keyword ranking as (score, id), and what builds each record read with it."""
 
@@ -319,12 +324,14 @@ class PostgresMemoryStore(
                 if row := await cursor.fetchone():
                     standby.wrote(row[0])
 
-    def _searching(self) -> AbstractAsyncContextManager[AsyncConnection[Any]]:
-        """Where a search or listing runs: the standby when it can (postgres.routing)."""
+    async def _search_read(self, work: Callable[[AsyncConnection[Any]], Awaitable[_T]]) -> _T:
+        """``work(conn)`` where a search or listing runs: the standby when it can, the
+        primary when it cannot or fails the read part-way (postgres.routing)."""
         if self._standby is None:
-            return self._reading()
+            async with self._reading() as conn:
+                return await work(conn)
         self._check_open()
-        return self._standby.connection(self._reading)
+        return await self._standby.read(self._reading, work)
 
     async def _fetch_records(
         self, handle: AsyncConnection[Any], ids: Sequence[str]
@@ -366,9 +373,10 @@ class PostgresMemoryStore(
         # Rows from the inputs, page by page: each page's made while the server inserts
         # the page before, and the records while it inserts the last.
         count = len(batch.inputs)
-        pages = [slice(start, start + _OVERLAP_PAGE) for start in range(0, count, _OVERLAP_PAGE)]
-        if not pages:  # every input's key held the same record already
+        if not count:  # every input's key held the same record already
             return
+        starts = [0, *range(_FIRST_PAGE, count, _OVERLAP_PAGE)]
+        pages = [slice(start, end) for start, end in zip(starts, [*starts[1:], count], strict=True)]
         rows = new_insert_arrays(batch, pages[0])
         for page in pages[1:]:
             inserting = handle.execute(self._insert_sql, rows)
@@ -448,11 +456,14 @@ class PostgresMemoryStore(
         if not query.is_listing:
             if self._embedder is not None:
                 return await self._hybrid_at_once(query, now)
-            async with self._searching() as conn:
+
+            async def ranked_hits(conn: AsyncConnection[Any]) -> list[MemoryHit]:
                 ranked, known = await self._keyword_candidates(conn, query, now)
                 missing = [key for _, key in ranked if key not in known]
                 fetched = await self._fetch_records(conn, missing) if missing else {}
                 return hits_of(ranked, known, fetched)
+
+            return await self._search_read(ranked_hits)
         where, params, scope = filter_clauses(query, now, self._common.frequencies)
         pair = scope.single if scope is not None else None
         if scope is not None and pair is not None:  # newest first by a btree (scope_order)
@@ -468,9 +479,12 @@ class PostgresMemoryStore(
                 f"WHERE {' AND '.join(where) or 'TRUE'} "
                 "ORDER BY created_at DESC, id DESC LIMIT %s"
             )
-        async with self._searching() as conn:
+
+        async def listed(conn: AsyncConnection[Any]) -> list[Any]:
             cursor = await conn.execute(sql, [*params, query.limit])
-            rows = await cursor.fetchall()
+            return await cursor.fetchall()
+
+        rows = await self._search_read(listed)
         return [MemoryHit.trusted({"record": record_from_text(row), "score": None}) for row in rows]
 
     async def _keyword_candidates(
@@ -487,8 +501,8 @@ class PostgresMemoryStore(
         another, so a search waits for the longer of the two, not for their sum."""
 
         async def keyword() -> _Candidates:
-            async with self._searching() as conn:
-                return await self._keyword_candidates(conn, self._fusion_query(query), now)
+            fusion = self._fusion_query(query)
+            return await self._search_read(lambda conn: self._keyword_candidates(conn, fusion, now))
 
         async def nearest() -> tuple[Matrix, list[tuple[float, str]]]:
             vector = await self._embed_query(query.query or "")
