@@ -100,6 +100,36 @@ async def test_a_standby_that_cannot_catch_up_is_passed_over_for_the_primary(
                 conn.execute("SELECT pg_wal_replay_resume()")
 
 
+async def test_searches_cancelled_while_the_standby_replays_give_its_connections_back(
+    replica_pair: tuple[str, str], schema: str
+) -> None:
+    primary, standby = replica_pair
+    scope = {"user": "u1"}
+    async with PostgresMemoryStore(
+        primary, schema=schema, standby_url=standby, max_connections=2, standby_wait=30
+    ) as store:
+        with psycopg.connect(standby, autocommit=True) as conn:
+            conn.execute("SELECT pg_wal_replay_pause()")
+            try:
+                await store.write([MemoryWriteInput(scope=scope, content="written while paused")])
+                # More searches than the standby's pool holds, each cancelled while it
+                # waits for the standby to replay the write.
+                for _ in range(3):
+                    waiting = asyncio.ensure_future(store.search(MemorySearchQuery(scope=scope)))
+                    await asyncio.sleep(0.3)
+                    assert not waiting.done()
+                    waiting.cancel()
+                    with pytest.raises(asyncio.CancelledError):
+                        await waiting
+            finally:
+                conn.execute("SELECT pg_wal_replay_resume()")
+        # Had a cancelled search kept its connection, this one would find the pool
+        # empty and, after waiting, read the primary.
+        hits = await store.search(MemorySearchQuery(scope=scope))
+        assert [hit.record.content for hit in hits] == ["written while paused"]
+        assert store.read_routing == {"standby": 1, "primary": 0}
+
+
 async def test_a_standby_is_read_only_once_it_has_the_schema_the_store_migrated(
     replica_pair: tuple[str, str], schema: str
 ) -> None:

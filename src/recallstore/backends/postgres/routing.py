@@ -141,13 +141,13 @@ class StandbyReads:
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout):
             yield None
             return
+        # Whatever happens from here (a caller cancelled while the standby replays
+        # included), the connection goes back to its pool, which checks it.
         try:
-            ready = await self._caught_up(conn)
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            await manager.__aexit__(type(exc), exc, exc.__traceback__)
-            yield None
-            return
-        try:
+            try:
+                ready = await self._caught_up(conn)
+            except (psycopg.OperationalError, psycopg.InterfaceError):
+                ready = False
             yield conn if ready else None
         except BaseException as exc:
             await manager.__aexit__(type(exc), exc, exc.__traceback__)
