@@ -10,7 +10,9 @@ Three measurements, each side by side in the same process:
    a search costs once the vectors exist does not depend on which vector a record has.
    The query's vector is made by the real model **inside** each timed hybrid search
    (``embed_queries``), so the hybrid figure includes the query's embedding. Each query
-   runs on both stores, one right after the other, the order alternating.
+   runs on both stores, one right after the other, the order alternating. The
+   user-scoped queries are timed once more as a conversation's turn-1 recall
+   (``assemble_recall`` of the query's scope, its text as the first user message).
 2. **Writes**: ``--writes`` records written one per call (an agent's saves) and in
    batches of 100 (an import), to a keyword-only store and to one with the default
    embedder (every text embedded by the real model, in its write call).
@@ -29,7 +31,7 @@ import sys
 import tempfile
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,8 @@ from store_bench import Corpus
 
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.embedding import Embedder, QueryEmbedder, default_embedder
-from recallstore.records import MemoryWriteInput
+from recallstore.recall import assemble_recall
+from recallstore.records import MemorySearchQuery, MemoryWriteInput
 
 _QUESTIONS = [
     "What's my job again?",
@@ -96,20 +99,12 @@ async def search_costs(records: int, count: int, pool_size: int) -> None:
             for kind, queries in make_queries(users, count, seed=2).items():
                 if "listing" in kind:
                     continue
-                durations: dict[str, list[float]] = {"keyword": [], "hybrid": [], "query": []}
-                for index, query in enumerate(queries):
-                    calls = {
-                        "keyword": lambda q=query: keyword.search(q),
-                        "hybrid": lambda q=query: hybrid.search(q),
-                        # The query's embedding alone: the floor of the hybrid figure.
-                        "query": lambda q=query: model.embed_queries([q.query or ""]),
-                    }
-                    names = list(calls)
-                    names = names[index % 3 :] + names[: index % 3]  # the order rotates
-                    for name in names:
-                        (took,) = await timed([calls[name]])
-                        durations[name].append(took)
-                rows.append((kind, *(summary(durations[name])[0] for name in durations)))
+                rows.append((kind, *await _side_by_side(keyword, hybrid, model, queries)))
+                if kind == "user-scoped search":
+                    recall = "turn-1 recall (user)"
+                    rows.append(
+                        (recall, *await _side_by_side(keyword, hybrid, model, queries, True))
+                    )
     print(
         f"  {'search':22s} {'keyword p50 ms':>15s} {'hybrid p50 ms':>15s} {'ratio':>7s}"
         f" {'query embedding p50 ms':>23s} {'ratio':>7s}"
@@ -120,7 +115,41 @@ async def search_costs(records: int, count: int, pool_size: int) -> None:
             f" {alone:23.2f} {alone / plain:7.2f}"
         )
     print("  (hybrid includes embedding the query with the default embedder; the last two")
-    print("  columns are that embedding alone, and it over keyword search)")
+    print("  columns are that embedding alone, and it over keyword search; turn-1 recall is")
+    print("  assemble_recall with the query as the first user message, the default budget)")
+
+
+async def _side_by_side(
+    keyword: SqliteMemoryStore,
+    hybrid: SqliteMemoryStore,
+    model: QueryEmbedder,
+    queries: list[MemorySearchQuery],
+    recall: bool = False,
+) -> tuple[float, float, float]:
+    """p50 ms of each query on the keyword store, on the hybrid store and of embedding
+    its text alone, one right after the other, the order rotating; ``recall`` times
+    :func:`assemble_recall` of the query's scope and text instead of a search."""
+    durations: dict[str, list[float]] = {"keyword": [], "hybrid": [], "query": []}
+    for index, query in enumerate(queries):
+        calls: dict[str, Callable[[], Awaitable[object]]] = {
+            "keyword": lambda q=query: _run(keyword, q, recall),
+            "hybrid": lambda q=query: _run(hybrid, q, recall),
+            # The query's embedding alone: the floor of the hybrid figure.
+            "query": lambda q=query: model.embed_queries([q.query or ""]),
+        }
+        names = list(calls)
+        names = names[index % 3 :] + names[: index % 3]  # the order rotates
+        for name in names:
+            (took,) = await timed([calls[name]])
+            durations[name].append(took)
+    keyword_ms, hybrid_ms, query_ms = (summary(durations[name])[0] for name in durations)
+    return keyword_ms, hybrid_ms, query_ms
+
+
+async def _run(store: SqliteMemoryStore, query: MemorySearchQuery, recall: bool) -> object:
+    if recall:
+        return await assemble_recall(store, query.scope, query.query or "")
+    return await store.search(query)
 
 
 async def write_costs(count: int) -> None:

@@ -195,3 +195,101 @@ async def test_the_window_boosts_without_burying_a_strong_match_outside_it(
         # Deterministic: the same store, question and clock give the same ranking.
         again, _ = await time_boosted_search(search, question, 10, FRIDAY)
         assert [hit.record.id for hit in again] == [hit.record.id for hit in hits]
+
+
+NEW_SCHEDULE = "New kettle descaling schedule: descale the kettle on Sundays."
+OLD_SCHEDULES = [
+    f"The kettle descaling schedule, version {n}: descale the kettle every {nth} Sunday."
+    for n, nth in ((1, "second"), (2, "third"), (3, "fourth"))
+]
+SCHEDULE_QUESTION = "what did I say last week about the kettle descaling schedule"
+
+
+@pytest.fixture
+async def kettle(tmp_path: Path) -> AsyncIterator[SqliteMemoryStore]:
+    """Last week: the new schedule and four shopping lists that merely name a kettle;
+    in October, three older schedules."""
+    async with SqliteMemoryStore(tmp_path / "m.db", clock=FrozenClock(FRIDAY)) as store:
+        await store.write(
+            [
+                MemoryWriteInput(
+                    scope=USER, content=content, observed_at=datetime(2026, 10, day, tzinfo=UTC)
+                )
+                for day, content in zip((20, 21, 22), OLD_SCHEDULES, strict=True)
+            ]
+        )
+        await store.write(
+            [
+                MemoryWriteInput(
+                    scope=USER,
+                    content=NEW_SCHEDULE,
+                    observed_at=datetime(2026, 11, 23, 9, tzinfo=UTC),
+                )
+            ]
+            + [
+                MemoryWriteInput(
+                    scope=USER,
+                    content=f"Shopping list {n} for the week: milk, bread, eggs, coffee, "
+                    "tea, rice, soap, apples, a kettle.",
+                    observed_at=datetime(2026, 11, 24, n, tzinfo=UTC),
+                )
+                for n in range(4)
+            ]
+        )
+        yield store
+
+
+def _scored_search(store: SqliteMemoryStore, rescore: Any = None) -> Any:
+    async def search(text: str, window: TimeWindow, limit: int) -> list[MemoryHit]:
+        hits = await store.search(
+            MemorySearchQuery(
+                query=text,
+                scope=USER,
+                limit=limit,
+                observed_after=window.start,
+                observed_before=window.end,
+            )
+        )
+        if rescore is None:
+            return hits
+        return [hit.model_copy(update={"score": rescore(hit.score)}) for hit in hits]
+
+    return search
+
+
+async def _boosted(search: Any) -> list[str]:
+    hits, found = await time_boosted_search(search, SCHEDULE_QUESTION, 10, FRIDAY)
+    assert found is not None
+    assert found.phrase == "last week"
+    return [hit.record.content for hit in hits]
+
+
+async def test_weak_window_matches_do_not_lead_the_plain_search(
+    kettle: SqliteMemoryStore,
+) -> None:
+    # The shopping lists share one word with the question and score under a third of
+    # the new schedule inside the window: only the new schedule leads, and the older
+    # schedules follow in the plain search's order, ahead of the lists.
+    contents = await _boosted(_scored_search(kettle))
+    assert contents[:4] == [NEW_SCHEDULE, *reversed(OLD_SCHEDULES)]
+    assert all(content.startswith("Shopping list") for content in contents[4:])
+    assert len(contents) == 8
+
+
+async def test_without_positive_scores_the_windows_best_alone_leads(
+    kettle: SqliteMemoryStore,
+) -> None:
+    # Scores a fusion may give below zero: the window's first match still leads alone.
+    contents = await _boosted(_scored_search(kettle, lambda score: score - 10.0))
+    assert contents[:4] == [NEW_SCHEDULE, *reversed(OLD_SCHEDULES)]
+
+
+async def test_without_scores_every_window_match_takes_its_turn(
+    kettle: SqliteMemoryStore,
+) -> None:
+    # A store that gives no scores: nothing tells weak from strong, so two window
+    # matches lead each plain one, as for equally strong matches.
+    contents = await _boosted(_scored_search(kettle, lambda score: None))
+    assert contents[0] == NEW_SCHEDULE
+    assert contents[1].startswith("Shopping list")
+    assert contents[2] == OLD_SCHEDULES[2]
