@@ -109,14 +109,15 @@ def _strong_and_weak(hits: list[MemoryHit]) -> tuple[list[MemoryHit], list[Memor
     the rest, in order; the best alone leads when the best score is not positive, and
     all of them when the store gives no scores."""
     scores = [hit.score for hit in hits]
-    if any(score is None for score in scores):
+    if None in scores:
         return hits, []
-    best = max(score for score in scores if score is not None)
+    values = [score or 0.0 for score in scores]
+    best = max(values)
     if best <= 0:
         return hits[:1], hits[1:]
     cut = WINDOW_LEAD * best
-    strong = [hit for hit in hits if hit.score is not None and hit.score >= cut]
-    return strong, [hit for hit in hits if hit.score is None or hit.score < cut]
+    strong = [hit for hit, value in zip(hits, values, strict=True) if value >= cut]
+    return strong, [hit for hit, value in zip(hits, values, strict=True) if value < cut]
 
 
 def _unique(hits: list[MemoryHit]) -> list[MemoryHit]:
