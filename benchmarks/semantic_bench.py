@@ -11,8 +11,9 @@ Three measurements, each side by side in the same process:
    The query's vector is made by the real model **inside** each timed hybrid search
    (``embed_queries``), so the hybrid figure includes the query's embedding. Each query
    runs on both stores, one right after the other, the order alternating. The
-   user-scoped queries are timed once more as a conversation's turn-1 recall
-   (``assemble_recall`` of the query's scope, its text as the first user message).
+   user-scoped queries are timed again as a conversation's turn 1 (the query's scope,
+   its text as the first user message): ``assemble_recall`` alone, and
+   ``MemoryCapability.instantiate`` (the recall, the learned block and the toolbox).
 2. **Writes**: ``--writes`` records written one per call (an agent's saves) and in
    batches of 100 (an import), to a keyword-only store and to one with the default
    embedder (every text embedded by the real model, in its write call).
@@ -39,6 +40,7 @@ from _models import missing_packages
 from search_bench import TENANTS, build, make_queries, summary, timed
 from store_bench import Corpus
 
+from recallstore import MemoryCapability
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.embedding import Embedder, QueryEmbedder, default_embedder
 from recallstore.recall import assemble_recall
@@ -101,22 +103,21 @@ async def search_costs(records: int, count: int, pool_size: int) -> None:
                     continue
                 rows.append((kind, *await _side_by_side(keyword, hybrid, model, queries)))
                 if kind == "user-scoped search":
-                    recall = "turn-1 recall (user)"
-                    rows.append(
-                        (recall, *await _side_by_side(keyword, hybrid, model, queries, True))
-                    )
+                    for how in ("assemble_recall", "instantiate"):
+                        timed_row = await _side_by_side(keyword, hybrid, model, queries, how)
+                        rows.append((f"turn 1: {how}", *timed_row))
     print(
-        f"  {'search':22s} {'keyword p50 ms':>15s} {'hybrid p50 ms':>15s} {'ratio':>7s}"
+        f"  {'search':24s} {'keyword p50 ms':>15s} {'hybrid p50 ms':>15s} {'ratio':>7s}"
         f" {'query embedding p50 ms':>23s} {'ratio':>7s}"
     )
     for kind, plain, mixed, alone in rows:
         print(
-            f"  {kind:22s} {plain:15.2f} {mixed:15.2f} {mixed / plain:7.2f}"
+            f"  {kind:24s} {plain:15.2f} {mixed:15.2f} {mixed / plain:7.2f}"
             f" {alone:23.2f} {alone / plain:7.2f}"
         )
     print("  (hybrid includes embedding the query with the default embedder; the last two")
-    print("  columns are that embedding alone, and it over keyword search; turn-1 recall is")
-    print("  assemble_recall with the query as the first user message, the default budget)")
+    print("  columns are that embedding alone, and it over keyword search; turn 1 is the")
+    print("  query's scope and text as a conversation's first user message, default budget)")
 
 
 async def _side_by_side(
@@ -124,16 +125,16 @@ async def _side_by_side(
     hybrid: SqliteMemoryStore,
     model: QueryEmbedder,
     queries: list[MemorySearchQuery],
-    recall: bool = False,
+    how: str = "search",
 ) -> tuple[float, float, float]:
     """p50 ms of each query on the keyword store, on the hybrid store and of embedding
-    its text alone, one right after the other, the order rotating; ``recall`` times
-    :func:`assemble_recall` of the query's scope and text instead of a search."""
+    its text alone, one right after the other, the order rotating; ``how`` is what is
+    timed (:func:`_run`)."""
     durations: dict[str, list[float]] = {"keyword": [], "hybrid": [], "query": []}
     for index, query in enumerate(queries):
         calls: dict[str, Callable[[], Awaitable[object]]] = {
-            "keyword": lambda q=query: _run(keyword, q, recall),
-            "hybrid": lambda q=query: _run(hybrid, q, recall),
+            "keyword": lambda q=query: _run(keyword, q, how),
+            "hybrid": lambda q=query: _run(hybrid, q, how),
             # The query's embedding alone: the floor of the hybrid figure.
             "query": lambda q=query: model.embed_queries([q.query or ""]),
         }
@@ -146,9 +147,17 @@ async def _side_by_side(
     return keyword_ms, hybrid_ms, query_ms
 
 
-async def _run(store: SqliteMemoryStore, query: MemorySearchQuery, recall: bool) -> object:
-    if recall:
+async def _run(store: SqliteMemoryStore, query: MemorySearchQuery, how: str) -> object:
+    """``query`` as a search, as a turn-1 recall of its scope and text
+    (``assemble_recall``), or as a conversation's start (``instantiate``: the recall,
+    the learned block and the toolbox, what an agent's first turn waits for)."""
+    if how == "assemble_recall":
         return await assemble_recall(store, query.scope, query.query or "")
+    if how == "instantiate":
+        capability = MemoryCapability(store, scope_fields=sorted(query.scope))
+        return await capability.instantiate(
+            query.scope, conversation_id="bench", first_user_text=query.query or ""
+        )
     return await store.search(query)
 
 
