@@ -183,6 +183,10 @@ class Tool(Generic[ArgsT, ResultT]):
         """The argument model's JSON schema (defaults and length caps included)."""
         return _input_schema(self.arguments)
 
+    def argument_names(self) -> frozenset[str]:
+        """The names of the arguments the model may pass: the input schema's properties."""
+        return frozenset(_made_input_schema(self.arguments).get("properties", {}))
+
     def output_schema(self) -> dict[str, Any]:
         """The success result's JSON schema."""
         return _output_schema(self.result)
@@ -259,6 +263,10 @@ class ToolSpec(Generic[ContextT, ArgsT, ResultT]):
         """The argument model's JSON schema (defaults and length caps included)."""
         return _input_schema(self.arguments)
 
+    def argument_names(self) -> frozenset[str]:
+        """The names of the arguments the model may pass: the input schema's properties."""
+        return frozenset(_made_input_schema(self.arguments).get("properties", {}))
+
     def output_schema(self) -> dict[str, Any]:
         """The success result's JSON schema."""
         return _output_schema(self.result)
@@ -269,13 +277,26 @@ ToolDefinition: TypeAlias = Tool[Any, Any] | ToolSpec[Any, Any, Any]
 
 
 def _input_schema(arguments: type[ToolArguments]) -> dict[str, Any]:
+    return copy.deepcopy(_made_input_schema(arguments))
+
+
+def _output_schema(result: type[ToolResult]) -> dict[str, Any]:
+    return copy.deepcopy(_made_output_schema(result))
+
+
+# A toolbox checks its tools' schemas each time it is made (one per conversation) and
+# adapters export them: pydantic makes a schema in about 0.3 ms, a copy takes 0.01.
+# Callers get copies, so the kept schema is never changed under another.
+@functools.lru_cache(maxsize=256)
+def _made_input_schema(arguments: type[ToolArguments]) -> dict[str, Any]:
     schema = _clean_schema(arguments.model_json_schema())
     # The model's docstring is for developers; the tool description speaks to the model.
     schema.pop("description", None)
     return schema
 
 
-def _output_schema(result: type[ToolResult]) -> dict[str, Any]:
+@functools.lru_cache(maxsize=256)
+def _made_output_schema(result: type[ToolResult]) -> dict[str, Any]:
     return _clean_schema(result.model_json_schema(mode="serialization"))
 
 

@@ -170,6 +170,22 @@ def test_anthropic_and_mcp_shapes() -> None:
 def test_no_tool_schema_offers_a_scope() -> None:
     for tool in TOOLS.values():
         assert "scope" not in json.dumps(tool.input_schema())
+        assert "scope" not in tool.argument_names()
+
+
+@pytest.mark.parametrize("name", list(TOOLS))
+def test_a_schema_is_the_callers_own_copy(name: str) -> None:
+    # The schemas are made once per argument model; an adapter that edits the one it
+    # got (as strict mode's export does) changes nothing for the next caller.
+    tool = TOOLS[name]
+    given, result = tool.input_schema(), tool.output_schema()
+    expected, expected_result = json.dumps(given), json.dumps(result)
+    given["properties"].clear()
+    given["injected"] = True
+    result.clear()
+    assert json.dumps(tool.input_schema()) == expected
+    assert json.dumps(tool.output_schema()) == expected_result
+    assert tool.argument_names() == set(json.loads(expected)["properties"])
 
 
 @pytest.mark.parametrize("export", ["openai", "anthropic", "mcp"])

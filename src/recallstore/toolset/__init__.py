@@ -90,7 +90,7 @@ def check_toolset(tools: Iterable[MemoryToolSpec]) -> tuple[MemoryToolSpec, ...]
         if spec.name in seen:
             raise ConfigurationError(f"two tools are named {spec.name!r}; tool names must differ")
         seen.add(spec.name)
-        if "scope" in spec.input_schema().get("properties", {}):
+        if "scope" in spec.argument_names():
             raise ConfigurationError(
                 f"tool {spec.name!r} takes a 'scope' argument; the scope is bound by the "
                 "toolbox and must never come from the model"
