@@ -170,18 +170,7 @@ async def test_the_window_boosts_without_burying_a_strong_match_outside_it(
                 for n in range(12)
             ]
         )
-
-        async def search(text: str, window: TimeWindow, limit: int) -> list[MemoryHit]:
-            return await store.search(
-                MemorySearchQuery(
-                    query=text,
-                    scope=USER,
-                    limit=limit,
-                    observed_after=window.start,
-                    observed_before=window.end,
-                )
-            )
-
+        search = _scored_search(store)
         question = "what did I say last week about the kettle descaling schedule"
         plain = await search(question, TimeWindow(None, None), 10)
         assert plain[0].record.content == strong
@@ -240,6 +229,9 @@ async def kettle(tmp_path: Path) -> AsyncIterator[SqliteMemoryStore]:
 
 
 def _scored_search(store: SqliteMemoryStore, rescore: Any = None) -> Any:
+    """A ``search(text, window, limit)`` for ``time_boosted_search`` on ``store``, in
+    ``USER``'s scope; ``rescore`` replaces each hit's score."""
+
     async def search(text: str, window: TimeWindow, limit: int) -> list[MemoryHit]:
         hits = await store.search(
             MemorySearchQuery(
