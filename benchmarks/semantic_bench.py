@@ -34,7 +34,7 @@ import time
 import zlib
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from _models import missing_packages
 from search_bench import TENANTS, build, make_queries, summary, timed
@@ -56,6 +56,9 @@ _QUESTIONS = [
     "What's the name of my dog?",
     "Did I ever tell you which car I drive?",
 ]
+
+_Timed = Literal["search", "assemble_recall", "instantiate"]
+"""What :func:`_side_by_side` times for each query."""
 
 
 class PooledEmbedder:
@@ -103,7 +106,8 @@ async def search_costs(records: int, count: int, pool_size: int) -> None:
                     continue
                 rows.append((kind, *await _side_by_side(keyword, hybrid, model, queries)))
                 if kind == "user-scoped search":
-                    for how in ("assemble_recall", "instantiate"):
+                    turn_one: tuple[_Timed, ...] = ("assemble_recall", "instantiate")
+                    for how in turn_one:
                         timed_row = await _side_by_side(keyword, hybrid, model, queries, how)
                         rows.append((f"turn 1: {how}", *timed_row))
     print(
@@ -125,7 +129,7 @@ async def _side_by_side(
     hybrid: SqliteMemoryStore,
     model: QueryEmbedder,
     queries: list[MemorySearchQuery],
-    how: str = "search",
+    how: _Timed = "search",
 ) -> tuple[float, float, float]:
     """p50 ms of each query on the keyword store, on the hybrid store and of embedding
     its text alone, one right after the other, the order rotating; ``how`` is what is
@@ -147,7 +151,7 @@ async def _side_by_side(
     return keyword_ms, hybrid_ms, query_ms
 
 
-async def _run(store: SqliteMemoryStore, query: MemorySearchQuery, how: str) -> object:
+async def _run(store: SqliteMemoryStore, query: MemorySearchQuery, how: _Timed) -> object:
     """``query`` as a search, as a turn-1 recall of its scope and text
     (``assemble_recall``), or as a conversation's start (``instantiate``: the recall,
     the learned block and the toolbox, what an agent's first turn waits for)."""

@@ -63,9 +63,7 @@ from recallstore.backends.postgres.rows import (
 )
 from recallstore.backends.postgres.schema import SCHEMA_VERSION, migrate, read_store_id
 from recallstore.backends.postgres.scope_terms import CommonPairs
-from recallstore.backends.postgres.search import (
-    PostgresStatistics,
-)
+from recallstore.backends.postgres.search import PostgresStatistics
 from recallstore.embedding import Embedder
 from recallstore.errors import ConfigurationError, MissingDependencyError, StoreUnavailableError
 from recallstore.records import MemoryRecord
