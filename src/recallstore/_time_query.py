@@ -101,7 +101,9 @@ async def time_boosted_search(
         # framing ("what did we talk about"), and the time is what it asks for.
         leading, weaker = await search("", found.window, limit), []
     plain = await search(text, unbounded, limit)
-    return _unique([*_alternated(leading, plain, limit), *weaker])[:limit], found
+    merged = _alternated(leading, plain, limit)
+    taken = {hit.record.id for hit in merged}
+    return [*merged, *(hit for hit in weaker if hit.record.id not in taken)][:limit], found
 
 
 def _strong_and_weak(hits: list[MemoryHit]) -> tuple[list[MemoryHit], list[MemoryHit]]:
@@ -118,17 +120,6 @@ def _strong_and_weak(hits: list[MemoryHit]) -> tuple[list[MemoryHit], list[Memor
     cut = WINDOW_LEAD * best
     strong = [hit for hit, value in zip(hits, values, strict=True) if value >= cut]
     return strong, [hit for hit, value in zip(hits, values, strict=True) if value < cut]
-
-
-def _unique(hits: list[MemoryHit]) -> list[MemoryHit]:
-    """``hits`` with each record once, at its first place."""
-    seen: set[str] = set()
-    kept = []
-    for hit in hits:
-        if hit.record.id not in seen:
-            seen.add(hit.record.id)
-            kept.append(hit)
-    return kept
 
 
 def _alternated(first: list[MemoryHit], second: list[MemoryHit], limit: int) -> list[MemoryHit]:
