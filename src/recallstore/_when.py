@@ -40,6 +40,7 @@ __all__ = [
     "TimeWindow",
     "UnknownTimePhrase",
     "find_phrase",
+    "is_approximate",
     "last_instant",
     "resolve_phrase",
     "resolve_since_until",
@@ -402,3 +403,13 @@ def find_phrase(text: str) -> tuple[str, str] | None:
         return None
     rest = (text[: found.start()] + " " + text[found.end() :]).strip()
     return found.group(0), re.sub(r"\s+", " ", rest)
+
+
+_APPROXIMATE: Final = re.compile(r"\b(?:ago|recently|lately)\b", re.I)
+
+
+def is_approximate(phrase: str) -> bool:
+    """Whether ``phrase`` names a time only roughly ("two months ago", "lately"), so its
+    window is a reading of it, not the calendar span it names ("in May 2023", "last
+    week", "on Thursday")."""
+    return _APPROXIMATE.search(phrase) is not None

@@ -19,7 +19,7 @@ import pytest
 
 from recallstore import MemoryCapability, MemoryToolbox, MemoryWriteInput
 from recallstore._time_query import query_time, time_boosted_search
-from recallstore._when import TimeWindow
+from recallstore._when import TimeWindow, is_approximate
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.records import MemoryHit, MemorySearchQuery
 from recallstore.testing.pytest_plugin import FrozenClock
@@ -191,7 +191,8 @@ OLD_SCHEDULES = [
     f"The kettle descaling schedule, version {n}: descale the kettle every {nth} Sunday."
     for n, nth in ((1, "second"), (2, "third"), (3, "fourth"))
 ]
-SCHEDULE_QUESTION = "what did I say last week about the kettle descaling schedule"
+# "A week ago" is read as last week's span, roughly: its weak matches do not lead.
+SCHEDULE_QUESTION = "what did I say a week ago about the kettle descaling schedule"
 
 
 @pytest.fixture
@@ -249,10 +250,11 @@ def _scored_search(store: SqliteMemoryStore, rescore: Any = None) -> Any:
     return search
 
 
-async def _boosted(search: Any) -> list[str]:
-    hits, found = await time_boosted_search(search, SCHEDULE_QUESTION, 10, FRIDAY)
+async def _boosted(search: Any, question: str = SCHEDULE_QUESTION) -> list[str]:
+    hits, found = await time_boosted_search(search, question, 10, FRIDAY)
     assert found is not None
-    assert found.phrase == "last week"
+    assert found.window.start == datetime(2026, 11, 23, tzinfo=UTC)
+    assert found.window.end == datetime(2026, 11, 30, tzinfo=UTC)
     return [hit.record.content for hit in hits]
 
 
@@ -266,6 +268,18 @@ async def test_weak_window_matches_do_not_lead_the_plain_search(
     assert contents[:4] == [NEW_SCHEDULE, *reversed(OLD_SCHEDULES)]
     assert all(content.startswith("Shopping list") for content in contents[4:])
     assert len(contents) == 8
+
+
+async def test_a_calendar_span_lets_every_window_match_lead(
+    kettle: SqliteMemoryStore,
+) -> None:
+    # The same window named as the calendar week ("last week") is what the question
+    # asks for: its weak matches take their turns, two before each plain match.
+    question = SCHEDULE_QUESTION.replace("a week ago", "last week")
+    contents = await _boosted(_scored_search(kettle), question)
+    assert contents[0] == NEW_SCHEDULE
+    assert contents[1].startswith("Shopping list")
+    assert contents[2] == OLD_SCHEDULES[2]
 
 
 async def test_without_positive_scores_the_windows_best_alone_leads(
@@ -285,3 +299,21 @@ async def test_without_scores_every_window_match_takes_its_turn(
     assert contents[0] == NEW_SCHEDULE
     assert contents[1].startswith("Shopping list")
     assert contents[2] == OLD_SCHEDULES[2]
+
+
+@pytest.mark.parametrize(
+    ("phrase", "approximate"),
+    [
+        ("two months ago", True),
+        ("a week ago", True),
+        ("lately", True),
+        ("recently", True),
+        ("last week", False),
+        ("in May 2023", False),
+        ("on October 13, 2023", False),
+        ("on Thursday", False),
+        ("yesterday", False),
+    ],
+)
+def test_rough_phrases_are_told_from_calendar_spans(phrase: str, approximate: bool) -> None:
+    assert is_approximate(phrase) is approximate
