@@ -68,6 +68,12 @@ class PooledEmbedder:
     async def embed_queries(self, texts: Sequence[str]) -> Any:
         return await self._model.embed_queries(texts)
 
+    def embed_now(self, texts: Sequence[str], *, queries: bool = False) -> Any:
+        """As the default embedder offers it (so the store embeds queries as with it)."""
+        return (
+            self._model.embed_now(texts, queries=True) if queries else self._pool[self.rows(texts)]
+        )
+
 
 async def build(
     store: SqliteMemoryStore, embedder: PooledEmbedder, sizes: Sequence[int], others: int

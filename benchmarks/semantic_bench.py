@@ -77,6 +77,12 @@ class PooledEmbedder:
     async def embed_queries(self, texts: Sequence[str]) -> Any:
         return await self._model.embed_queries(texts)
 
+    def embed_now(self, texts: Sequence[str], *, queries: bool = False) -> Any:
+        """As the default embedder offers it (so the store embeds queries as with it)."""
+        if queries:
+            return self._model.embed_now(texts, queries=True)
+        return self._pool[[zlib.crc32(text.encode()) % len(self._pool) for text in texts]]
+
 
 async def search_costs(records: int, count: int, pool_size: int) -> None:
     users = max(records // 100, 1)

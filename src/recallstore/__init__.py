@@ -17,7 +17,7 @@ from recallstore.capability import MemoryCapability, MemoryInstance, memory_prom
 from recallstore.capture import CaptureResult, capture
 from recallstore.chain import ChainLink, SupersedeChain, supersede_chain
 from recallstore.context import CallContext, call_context, current_call_context
-from recallstore.embedding import Embedder, QueryEmbedder
+from recallstore.embedding import Embedder, InProcessEmbedder, QueryEmbedder
 from recallstore.errors import (
     AlteredDependencyError,
     ConfigurationError,
@@ -133,6 +133,7 @@ __all__ = [
     "EmbedderSwitchedError",
     "EventBus",
     "InMemoryMemoryStore",
+    "InProcessEmbedder",
     "IncompatibleDependencyError",
     "Learned",
     "LearnedLine",

@@ -24,6 +24,7 @@ from recallstore.errors import ConfigurationError
 __all__ = [
     "DEFAULT_EMBEDDER",
     "Embedder",
+    "InProcessEmbedder",
     "QueryEmbedder",
     "check_embedder",
     "default_embedder",
@@ -66,6 +67,23 @@ class QueryEmbedder(Embedder, Protocol):
 
     async def embed_queries(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
         """One query vector per text, in order."""
+        ...
+
+
+@runtime_checkable
+class InProcessEmbedder(Embedder, Protocol):
+    """An :class:`Embedder` whose model runs in this process and can also embed in the
+    calling thread. A store then embeds a search's query by ``embed_now(texts,
+    queries=True)`` in a worker thread of its own, which the search waits for directly:
+    no hop through the event loop on the search's critical path. Records are still
+    embedded by the async ``embed``. ``embed_now`` is called from several threads at
+    once when searches overlap. :func:`default_embedder` is one."""
+
+    def embed_now(
+        self, texts: Sequence[str], *, queries: bool = False
+    ) -> Sequence[Sequence[float]]:
+        """One vector per text, in order, made in the calling thread; ``queries``: the
+        texts are search queries (as ``embed_queries`` takes them)."""
         ...
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.hybrid.test_in_process_embedder import InProcessToy
 
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
@@ -51,3 +52,12 @@ class TestSqliteHybrid(HybridKit):
     @pytest.fixture
     def store_factory(self, tmp_path: Path) -> StoreFactory:
         return lambda: SqliteMemoryStore(tmp_path / "memory.db", embedder=ToyEmbedder())
+
+
+class TestSqliteHybridInProcess(HybridKit):
+    """The same rules when the embedder embeds in process (queries in the store's
+    query threads, as with the default embedder)."""
+
+    @pytest.fixture
+    def store_factory(self, tmp_path: Path) -> StoreFactory:
+        return lambda: SqliteMemoryStore(tmp_path / "memory.db", embedder=InProcessToy())

@@ -18,11 +18,12 @@ from __future__ import annotations
 import asyncio
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from datetime import datetime
 from math import isfinite
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from recallstore._search.fusion import (
     FUSION_DEPTH,
@@ -31,9 +32,22 @@ from recallstore._search.fusion import (
     FusionMethod,
     fuse,
 )
-from recallstore.backends._vectors import Matrix, embed_texts, numpy
+from recallstore.backends._vectors import (
+    Matrix,
+    embed_texts,
+    embed_texts_now,
+    embedding_threads,
+    embeds_in_process,
+    numpy,
+)
 from recallstore.backends.base import BaseMemoryStore
-from recallstore.embedding import Embedder, check_embedder, load_embedder, resolve_embedder
+from recallstore.embedding import (
+    Embedder,
+    InProcessEmbedder,
+    check_embedder,
+    load_embedder,
+    resolve_embedder,
+)
 from recallstore.records import (
     MemoryHit,
     MemoryRecord,
@@ -161,11 +175,30 @@ class HybridSearch(BaseMemoryStore[Handle]):
         return hits_of(fused, known, fetched)
 
     async def _embed_query(self, text: str) -> Matrix:
+        """The unit vector of the query ``text``."""
         assert self._embedder is not None
+        if embeds_in_process(self._embedder):
+            return await asyncio.wrap_future(self._query_vector(text))
         matrix = await embed_texts(
             self._embedder, [text], queries=True, target=self.describe().target
         )
         return matrix[0]
+
+    def _query_vector(self, text: str) -> Future[Matrix]:
+        """The unit vector of the query ``text``, being made while the caller goes on:
+        by an in-process embedder's ``embed_now`` in one of :func:`embedding_threads`
+        (a thread waiting on the future wakes as soon as it is made), otherwise by the
+        embedder's async call on the running event loop."""
+        embedder = self._embedder
+        assert embedder is not None
+        if embeds_in_process(embedder):
+            in_process = cast(InProcessEmbedder, embedder)
+            return embedding_threads().submit(self._embed_query_now, in_process, text)
+        return asyncio.run_coroutine_threadsafe(self._embed_query(text), asyncio.get_running_loop())
+
+    def _embed_query_now(self, embedder: InProcessEmbedder, text: str) -> Matrix:
+        target = self.describe().target
+        return embed_texts_now(embedder, [text], queries=True, target=target)[0]
 
     @staticmethod
     def _fusion_query(query: MemorySearchQuery) -> MemorySearchQuery:

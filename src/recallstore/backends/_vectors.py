@@ -7,10 +7,13 @@ keyword-only store never needs it.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
-from recallstore.embedding import Embedder
+from recallstore.embedding import Embedder, InProcessEmbedder
 from recallstore.errors import EmbedderFailedError, MissingDependencyError
 
 Matrix = Any
@@ -25,6 +28,9 @@ __all__ = [
     "VectorRows",
     "cosines",
     "embed_texts",
+    "embed_texts_now",
+    "embedding_threads",
+    "embeds_in_process",
     "from_blobs",
     "numpy",
     "to_blob",
@@ -62,15 +68,9 @@ async def embed_texts(
     component, so a vector of huge (or tiny) numbers keeps its direction instead of
     overflowing to zeros.
     """
-    np = numpy()
     distinct = list(dict.fromkeys(texts))
     if not distinct:
-        return np.zeros((0, embedder.dimension), dtype=np.float32)
-    name = embedder.name
-
-    def failed(reason: str) -> EmbedderFailedError:
-        return EmbedderFailedError(target, name, reason)
-
+        return numpy().zeros((0, embedder.dimension), dtype=numpy().float32)
     # Not isinstance(embedder, QueryEmbedder): a runtime protocol check costs more
     # than the rest of a search's vector work.
     embed_queries = getattr(embedder, "embed_queries", None) if queries else None
@@ -79,7 +79,62 @@ async def embed_texts(
             embed_queries(distinct) if callable(embed_queries) else embedder.embed(distinct)
         )
     except Exception as exc:  # the embedder's own failure (a provider error, a bug)
-        raise failed(f"it raised {type(exc).__name__}: {exc}") from exc
+        raise _raised(embedder, target, exc) from exc
+    return _unit_rows(embedder, texts, distinct, raw, target)
+
+
+def embed_texts_now(
+    embedder: InProcessEmbedder, texts: Sequence[str], *, queries: bool = False, target: str = ""
+) -> Matrix:
+    """:func:`embed_texts` by the embedder's ``embed_now``, in the calling thread."""
+    distinct = list(dict.fromkeys(texts))
+    if not distinct:
+        return numpy().zeros((0, embedder.dimension), dtype=numpy().float32)
+    try:
+        raw = embedder.embed_now(distinct, queries=queries)
+    except Exception as exc:  # the embedder's own failure (a bug, a model that failed)
+        raise _raised(embedder, target, exc) from exc
+    return _unit_rows(embedder, texts, distinct, raw, target)
+
+
+def embeds_in_process(embedder: Embedder) -> bool:
+    """Whether ``embedder`` offers ``embed_now`` (an :class:`InProcessEmbedder`);
+    checked by attribute, as a runtime protocol check costs a search more."""
+    return callable(getattr(embedder, "embed_now", None))
+
+
+def embedding_threads() -> ThreadPoolExecutor:
+    """The worker threads that embed queries in process, made on first use in each
+    process (a forked child's copy has no threads, so it makes its own)."""
+    with _THREADS_LOCK:
+        pid = os.getpid()
+        if pid not in _THREADS:
+            _THREADS.clear()
+            # As many as asyncio's default executor, whose threads embedded them before.
+            workers = min(32, (os.cpu_count() or 1) + 4)
+            _THREADS[pid] = ThreadPoolExecutor(workers, thread_name_prefix="recallstore-query")
+        return _THREADS[pid]
+
+
+_THREADS: dict[int, ThreadPoolExecutor] = {}
+_THREADS_LOCK = threading.Lock()
+
+
+def _raised(embedder: Embedder, target: str, exc: Exception) -> EmbedderFailedError:
+    return EmbedderFailedError(target, embedder.name, f"it raised {type(exc).__name__}: {exc}")
+
+
+def _unit_rows(
+    embedder: Embedder, texts: Sequence[str], distinct: list[str], raw: object, target: str
+) -> Matrix:
+    """The unit rows of ``raw`` (the embedder's answer for ``distinct``), one for each
+    of ``texts``; :class:`EmbedderFailedError` when ``raw`` is not such vectors."""
+    np = numpy()
+    name = embedder.name
+
+    def failed(reason: str) -> EmbedderFailedError:
+        return EmbedderFailedError(target, name, reason)
+
     if raw is None or isinstance(raw, str | bytes) or not hasattr(raw, "__len__"):
         raise failed(f"it returned {type(raw).__name__}, not a sequence of vectors")
     if len(raw) != len(distinct):

@@ -271,9 +271,7 @@ class SqliteMemoryStore(
             # The query is embedded while its keyword ranking runs, and the connection's
             # thread takes the vector after that ranking, in the same snapshot: a search
             # costs the longer of the two instead of their sum.
-            embedding = asyncio.run_coroutine_threadsafe(
-                self._embed_query(query.query or ""), asyncio.get_running_loop()
-            )
+            embedding = self._query_vector(query.query or "")
             try:
                 async with self._reading() as conn:
                     fused = await on_thread(
