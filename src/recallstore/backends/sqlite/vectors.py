@@ -333,14 +333,15 @@ def _best_passing(
     n: int,
     cache: VectorCache,
     filters: tuple[list[str], list[Any]],
+    checked: dict[int, str | None],
 ) -> list[tuple[float, str]]:
     """The ``n`` best of a scope's rows (``scores`` of the cache rows ``positions``, of
     the records at ``seqs``, in seq order) whose records pass ``filters`` and are the
     ones the vectors were made for, as (cosine, id), best first, equal cosines in seq
     order: the best are checked by primary key, ``n`` at a time, widening until ``n``
-    pass, instead of every record of the scope being read."""
+    pass, instead of every record of the scope being read. ``checked`` holds the rows
+    checked already (seq -> id when it passes) and gains the others checked here."""
     wanted = n * 4
-    checked: dict[int, str | None] = {}
     while True:
         found: list[tuple[float, str]] = []
         best = top_scores(scores, wanted)
@@ -386,15 +387,18 @@ def nearest_now(
     scoped = scope_rows_now(db, query, cache)
     if scoped is not None:
         copy, driving = scoped
-        return _best_passing(
-            db,
-            cosines(copy.matrix, vector_of()),
-            copy.seqs,
-            copy.positions,
-            n,
-            cache,
-            _filters(query, now, driving),
-        )
+        filters = _filters(query, now, driving)
+        known: dict[int, str | None] = {}
+        if len(copy.seqs) <= n:
+            # The first page checks every row of so small a scope anyway: checked now,
+            # while the query is still being embedded, rather than after its vector.
+            listed = [int(seq) for seq in copy.seqs]
+            for start in range(0, len(listed), 500):
+                chunk = listed[start : start + 500]
+                passing = _ids_by_seq(db, chunk, filters)
+                known.update((seq, passing.get(seq)) for seq in chunk)
+        scores = cosines(copy.matrix, vector_of())
+        return _best_passing(db, scores, copy.seqs, copy.positions, n, cache, filters, known)
     filters = _filters(query, now)
     vector = vector_of()
     checked: dict[int, str | None] = {}  # seq -> id when it passes the filters
