@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError, Future
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -172,3 +174,95 @@ def test_another_process_gets_query_threads_of_its_own(monkeypatch: pytest.Monke
     assert child.submit(lambda: 7).result(timeout=10) == 7
     monkeypatch.undo()
     assert _vectors.embedding_threads() is not child  # the parent's pid: made anew
+
+
+class _AsyncOnly(ToyEmbedder):
+    """The kit's ToyEmbedder failing on demand, with no ``embed_now``: queries awaited
+    on the event loop."""
+
+    failing = False
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if self.failing:
+            raise ConnectionError("the embedding provider is down")
+        return await super().embed(texts)
+
+
+@pytest.mark.parametrize("in_process", [True, False])
+async def test_a_large_scopes_cosines_made_apart_rank_as_the_memory_backend(
+    tmp_path: Path, in_process: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A scope past COMPARED_APART rows has its cosines computed when the vector is
+    # made (in the query thread, or handed to one when the loop made it), while the
+    # connection's thread ranks by words: the same hits, and the embedder's failure
+    # still reaches the caller, named.
+    from recallstore.backends.sqlite import vectors
+    from recallstore.backends.sqlite.vectors import COMPARED_APART
+    from recallstore.errors import EmbedderFailedError
+
+    made_apart: list[int] = []
+
+    def counted(matrix: Any, vector: Future[Any]) -> Future[Any]:
+        made_apart.append(len(matrix))
+        return _vectors.cosines_when_made(matrix, vector)
+
+    monkeypatch.setattr(vectors, "cosines_when_made", counted)
+
+    scope = {"user": "ana"}
+    # 1,005 of the 1,341 records in ana's scope: past COMPARED_APART.
+    inputs = [
+        MemoryWriteInput(scope=scope if n % 4 else {"user": "bo"}, content=f"{word} note {n}")
+        for n in range(COMPARED_APART * 4 // 3 + 8)
+        for word in [("clinic", "puppy", "flight", "garden")[n % 4]]
+    ]
+    embedder = InProcessToy() if in_process else _AsyncOnly()
+    found = []
+    for store in (
+        SqliteMemoryStore(tmp_path / "m.db", embedder=embedder),
+        InMemoryMemoryStore(embedder=ToyEmbedder()),
+    ):
+        async with store:
+            await store.write(inputs)
+            found.append(
+                [
+                    [(hit.record.content, hit.score) for hit in await store.search(query)]
+                    for text in ("where does she work", "her pets", "garden note 7")
+                    for query in [MemorySearchQuery(scope=scope, query=text, limit=20)]
+                ]
+            )
+            if isinstance(store, SqliteMemoryStore):
+                if isinstance(embedder, InProcessToy):
+                    in_query_threads = {name for name, _, _ in embedder.calls}
+                    assert all(name.startswith("recallstore-query") for name in in_query_threads)
+                    failing: ToyEmbedder = _Failing(RuntimeError("the model's session failed"))
+                else:
+                    embedder.failing = True
+                    failing = embedder
+                async with SqliteMemoryStore(tmp_path / "m.db", embedder=failing) as broken:
+                    with pytest.raises(EmbedderFailedError, match="failed: it raised"):
+                        await broken.search(MemorySearchQuery(scope=scope, query="clinic"))
+    assert found[0] == found[1]
+    assert all(hits for hits in found[0])
+    assert set(made_apart) == {1_005}
+
+
+def test_cosines_when_made_wait_for_the_vector_and_pass_its_failure_on() -> None:
+    import numpy as np
+
+    matrix = np.eye(3, dtype=np.float32)
+    made: Future[Any] = Future()
+    scores = _vectors.cosines_when_made(matrix, made)
+    assert not scores.done()
+    made.set_result(np.array([0.0, 1.0, 0.0], dtype=np.float32))  # set here: not a query thread
+    assert scores.result(timeout=10).tolist() == [0.0, 1.0, 0.0]
+    # A vector made before anyone asks: compared all the same.
+    again = _vectors.cosines_when_made(matrix, made)
+    assert again.result(timeout=10).tolist() == [0.0, 1.0, 0.0]
+    failed: Future[Any] = Future()
+    failed.set_exception(ConnectionError("the provider is down"))
+    with pytest.raises(ConnectionError, match="the provider is down"):
+        _vectors.cosines_when_made(matrix, failed).result(timeout=10)
+    cancelled: Future[Any] = Future()
+    cancelled.cancel()
+    with pytest.raises(CancelledError):
+        _vectors.cosines_when_made(matrix, cancelled).result(timeout=10)

@@ -73,7 +73,7 @@ async def _nearest_in_both(
     return found[0], found[1]
 
 
-@pytest.mark.parametrize("scope_size", [60, 100, 102, 900])
+@pytest.mark.parametrize("scope_size", [60, 100, 102, 900, 1_100])
 async def test_sqlite_scope_nearest_equals_the_memory_backends(
     tmp_path: Path, scope_size: int
 ) -> None:

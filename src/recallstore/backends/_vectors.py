@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Final
 
 from recallstore.embedding import Embedder, InProcessEmbedder
@@ -27,6 +27,7 @@ __all__ = [
     "Matrix",
     "VectorRows",
     "cosines",
+    "cosines_when_made",
     "embed_texts",
     "embed_texts_now",
     "embedding_threads",
@@ -112,12 +113,36 @@ def embedding_threads() -> ThreadPoolExecutor:
             _THREADS.clear()
             # As many as asyncio's default executor, whose threads embedded them before.
             workers = min(32, (os.cpu_count() or 1) + 4)
-            _THREADS[pid] = ThreadPoolExecutor(workers, thread_name_prefix="recallstore-query")
+            _THREADS[pid] = ThreadPoolExecutor(workers, thread_name_prefix=_THREAD_NAME)
         return _THREADS[pid]
 
 
 _THREADS: dict[int, ThreadPoolExecutor] = {}
 _THREADS_LOCK = threading.Lock()
+_THREAD_NAME = "recallstore-query"
+
+
+def cosines_when_made(matrix: Matrix, vector: Future[Matrix]) -> Future[Matrix]:
+    """:func:`cosines` of ``matrix`` with the vector ``vector`` will hold, computed as
+    soon as it is made: in the query thread that made it, otherwise in one of
+    :func:`embedding_threads` (never on an event loop's thread). The result raises
+    what ``vector`` raised."""
+    scores: Future[Matrix] = Future()
+
+    def compute() -> None:
+        try:
+            scores.set_result(cosines(matrix, vector.result()))
+        except BaseException as exc:  # the embedding's failure or cancellation: passed on
+            scores.set_exception(exc)
+
+    def made(_: Future[Matrix]) -> None:
+        if threading.current_thread().name.startswith(_THREAD_NAME):
+            compute()
+        else:
+            embedding_threads().submit(compute)
+
+    vector.add_done_callback(made)
+    return scores
 
 
 def _raised(embedder: Embedder, target: str, exc: Exception) -> EmbedderFailedError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Final
@@ -36,7 +37,7 @@ from recallstore.backends.sqlite.search import (
     narrowest_count_now,
     scope_checks,
 )
-from recallstore.backends.sqlite.vectors import VectorCache, nearest_now
+from recallstore.backends.sqlite.vectors import VectorCache, nearest_now, scope_listed_now
 from recallstore.records import MemoryHit, MemorySearchQuery
 
 __all__ = ["hybrid_rows_now", "ranked_rows_now", "ranked_search"]
@@ -263,7 +264,7 @@ def hybrid_rows_now(
     db: sqlite3.Connection,
     query: MemorySearchQuery,
     keyword: MemorySearchQuery,
-    vector_of: Callable[[], Matrix],
+    vector: Future[Matrix],
     now: datetime,
     statistics: FtsStatistics,
     scopes: ScopeSplits,
@@ -273,12 +274,14 @@ def hybrid_rows_now(
     """A hybrid search's hits as (fused score, row), in one hand-off: the ranking of
     ``keyword`` (``query`` at the fusion depth) and as many records nearest the query's
     vector under the same filters, fused by ``fusing``; whole rows are read for the hits
-    only. ``vector_of()`` is called after the keyword ranking and the scope's listing
-    (:func:`nearest_now`), so the query can be embedded meanwhile (it may wait for it,
-    and raises what the embedding raised)."""
+    only. The scope's rows are listed first (:func:`scope_listed_now`: a large scope's
+    cosines are computed as soon as ``vector`` is made), then the keyword ranking runs
+    while the query may still be being embedded; ``vector`` is waited for only after
+    it (and raises what the embedding raised)."""
     with _one_snapshot(db):
+        listed = scope_listed_now(db, query, vector, cache)
         ranked = _ranked_now(db, keyword, now, statistics, scopes)
-        nearest = nearest_now(db, query, vector_of, keyword.limit, now, cache)
+        nearest = nearest_now(db, query, vector.result, keyword.limit, now, cache, listed)
         fused = fusing(query, [(score, key) for score, _, key in ranked], nearest)
         rows = rows_by_id(db, COLUMNS, [key for _, key in fused])
     return [(score, tuple(rows[key])) for score, key in fused]

@@ -279,7 +279,7 @@ class SqliteMemoryStore(
                         hybrid_rows_now,
                         query,
                         self._fusion_query(query),
-                        embedding.result,
+                        embedding,
                         now,
                         self._statistics,
                         self._scope_splits,
