@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from datetime import datetime, tzinfo
 from typing import Protocol, runtime_checkable
 
+from recallstore._concurrently import both
 from recallstore._recalled import Recall
 from recallstore._search.floor import above_floor
 from recallstore._time_query import time_boosted_search
@@ -103,13 +104,18 @@ async def assemble_recall(
         query=user_text[:MAX_CONTENT_CHARS], scope=profile_query.scope, limit=limit
     )
     with call_context(conversation_id=conversation_id, run_id=run_id):
-        profile = [hit.record for hit in await store.search(profile_query)]
-        hits = (
-            []
-            if hits_query.is_listing
-            # Hits far below the best are noise for the block (recallstore._search.floor).
-            else above_floor(await _hits(store, hits_query, now, time_zone), lambda hit: hit.score)
-        )
+        found: list[MemoryHit] = []
+        if hits_query.is_listing:
+            listed = await store.search(profile_query)
+        else:
+            # Started first, the listing runs while the first message's query is
+            # embedded (a hybrid store), and is done (its event published) first.
+            listed, found = await both(
+                store.search(profile_query), _hits(store, hits_query, now, time_zone)
+            )
+        profile = [hit.record for hit in listed]
+        # Hits far below the best are noise for the block (recallstore._search.floor).
+        hits = above_floor(found, lambda hit: hit.score)
         # One line per statement: a store that already holds equal or near-identical
         # records (the same words; saved before write-time deduplication, or captured
         # twice) shows the first of them only.

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -56,11 +56,9 @@ from recallstore.records import (
     SearchMode,
 )
 
-__all__ = ["FUSION_DEPTH", "HybridSearch", "both", "hits_of"]
+__all__ = ["FUSION_DEPTH", "HybridSearch", "hits_of"]
 
 Handle = TypeVar("Handle")
-_First = TypeVar("_First")
-_Second = TypeVar("_Second")
 
 # The vectors of the write call running in this task, by content: set by write() before
 # its transaction, read by the backend's _insert inside it.
@@ -302,15 +300,3 @@ def hits_of(
         else:
             hits.append(MemoryHit(record=record, score=score))  # raises, naming it
     return hits
-
-
-async def both(first: Awaitable[_First], second: Awaitable[_Second]) -> tuple[_First, _Second]:
-    """The results of two awaitables run concurrently (a hybrid search's two halves).
-    Both are waited for; when either failed, the first one's failure is raised (its
-    own exception, not a group), and cancelling the caller cancels both."""
-    one, two = await asyncio.gather(first, second, return_exceptions=True)
-    if isinstance(one, BaseException):
-        raise one
-    if isinstance(two, BaseException):
-        raise two
-    return one, two

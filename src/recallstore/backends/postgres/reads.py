@@ -9,7 +9,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from recallstore.backends._hybrid import FUSION_DEPTH, HybridSearch, both, hits_of
+from recallstore._concurrently import both
+from recallstore.backends._hybrid import FUSION_DEPTH, HybridSearch, hits_of
 from recallstore.backends._vectors import Matrix
 from recallstore.backends.postgres import vectors
 from recallstore.backends.postgres.pgvector import VectorStorage
