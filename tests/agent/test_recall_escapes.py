@@ -200,3 +200,16 @@ async def test_assemble_recall_refuses_an_empty_scope() -> None:
             await assemble_recall(store, {}, "PIN")
         recall = await assemble_recall(store, {"user": "bob"}, "PIN")
         assert [entry.content for entry in recall.entries] == ["Bob's PIN hint"]
+
+
+@pytest.mark.parametrize("code", range(128))
+def test_each_ascii_character_in_ascii_text(code: int) -> None:
+    # Text that is ASCII throughout takes a shorter path: the same answers.
+    ch = chr(code)
+    expected = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}.get(ch, ch)
+    if ch.isspace():
+        expected = " "
+    elif unicodedata.category(ch) == "Cc":
+        expected = ""
+    assert escape_memory_text(f"a{ch}b") == f"a{expected}b"
+    assert escape_memory_text(f"a{ch}b\u00e9") == f"a{expected}b\u00e9"  # and beside non-ASCII

@@ -80,12 +80,25 @@ def escape_memory_text(text: str) -> str:
     points) are dropped. Both sets come from Unicode data: see
     ``recallstore._unicode``.
     """
-    visible = "".join(
-        ch
-        for ch in text.translate(escape_table())
-        if ch.isspace() or ch in JOINERS or unicodedata.category(ch) not in DROPPED_CATEGORIES
-    )
+    if text.isascii():  # most text: the same rules, on ASCII's few cases
+        escaped = _ASCII_DROPPED.sub("", text).replace("&", "&amp;")
+        escaped = escaped.replace("<", "&lt;").replace(">", "&gt;")
+        return _WHITESPACE.sub(" ", escaped).strip()
+    visible = "".join(ch for ch in text.translate(escape_table()) if _kept(ch))
     return _WHITESPACE.sub(" ", _STRAY_JOINERS.sub("", visible)).strip()
+
+
+def _kept(ch: str) -> bool:
+    """Whether ``escape_memory_text`` keeps the character ``ch``."""
+    return ch.isspace() or ch in JOINERS or unicodedata.category(ch) not in DROPPED_CATEGORIES
+
+
+# The ASCII characters _kept drops (the controls that are not whitespace), as one class;
+# the only ASCII characters escape_table() escapes are "&", "<" and ">"
+# (tests/agent/test_recall_escapes.py checks each ASCII character both ways).
+_ASCII_DROPPED = re.compile(
+    "[" + re.escape("".join(ch for ch in map(chr, range(128)) if not _kept(ch))) + "]"
+)
 
 
 @dataclass(frozen=True, slots=True)
