@@ -196,8 +196,8 @@ async def test_a_large_scopes_cosines_made_apart_rank_as_the_memory_backend(
     # made (in the query thread, or handed to one when the loop made it), while the
     # connection's thread ranks by words: the same hits, and the embedder's failure
     # still reaches the caller, named.
-    from recallstore.backends.sqlite import vectors
-    from recallstore.backends.sqlite.vectors import COMPARED_APART
+    from recallstore.backends.sqlite import nearest
+    from recallstore.backends.sqlite.nearest import COMPARED_APART
     from recallstore.errors import EmbedderFailedError
 
     made_apart: list[int] = []
@@ -206,7 +206,7 @@ async def test_a_large_scopes_cosines_made_apart_rank_as_the_memory_backend(
         made_apart.append(len(matrix))
         return _vectors.cosines_when_made(matrix, vector)
 
-    monkeypatch.setattr(vectors, "cosines_when_made", counted)
+    monkeypatch.setattr(nearest, "cosines_when_made", counted)
 
     scope = {"user": "ana"}
     # 1,005 of the 1,341 records in ana's scope: past COMPARED_APART.

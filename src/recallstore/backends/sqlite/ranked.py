@@ -25,6 +25,7 @@ from recallstore._search.query import (
     rank_records_now,
 )
 from recallstore.backends._vectors import Matrix
+from recallstore.backends.sqlite.nearest import nearest_now, scope_listed_now
 from recallstore.backends.sqlite.pruning import best_pruned_now
 from recallstore.backends.sqlite.rows import COLUMNS, on_thread, record_from_row, rows_by_id
 from recallstore.backends.sqlite.scope_split import ScopeSplit, ScopeSplits
@@ -37,7 +38,7 @@ from recallstore.backends.sqlite.search import (
     narrowest_count_now,
     scope_checks,
 )
-from recallstore.backends.sqlite.vectors import VectorCache, nearest_now, scope_listed_now
+from recallstore.backends.sqlite.vectors import VectorCache
 from recallstore.records import MemoryHit, MemorySearchQuery
 
 __all__ = ["hybrid_rows_now", "ranked_rows_now", "ranked_search"]

@@ -1,4 +1,4 @@
-"""The SQLite backend's vectors (hybrid search): schema, writes, nearest records.
+"""The SQLite backend's vectors (hybrid search): schema, writes, the cache searches read.
 
 Each record's unit vector is a float32 BLOB in ``memory_vectors`` (schema version 6),
 deleted with its record (``ON DELETE CASCADE``); ``memory_embedder`` holds the one
@@ -8,8 +8,8 @@ with vectors of two models.
 At query time the vectors are not read from the file: a per-store :class:`VectorCache`
 holds every vector in one :class:`~recallstore.backends._vectors.VectorRows` (3 KB a
 record at 768 dimensions), kept current incrementally (each vector row is read once:
-``vseq`` only grows). Finding the records nearest a query then costs what the scope
-costs, as keyword search does:
+``vseq`` only grows). Finding the records nearest a query (``sqlite.nearest``) then
+costs what the scope costs, as keyword search does:
 
 * within a scope of at most :data:`SCAN_SCOPE` records, every row of the scope is
   compared, from a contiguous copy of the scope's rows kept while the scope's listing
@@ -24,23 +24,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import aiosqlite
 
-from recallstore.backends._vectors import (
-    Matrix,
-    VectorRows,
-    cosines,
-    cosines_when_made,
-    from_blobs,
-    numpy,
-    to_blob,
-    top_scores,
-)
+from recallstore.backends._vectors import Matrix, VectorRows, from_blobs, numpy, to_blob
+from recallstore.backends.sqlite.nearest import nearest_now
 from recallstore.backends.sqlite.rows import (
     RECORD_COLUMNS,
     execute_many,
@@ -48,13 +39,7 @@ from recallstore.backends.sqlite.rows import (
     on_thread,
     record_from_row,
 )
-from recallstore.backends.sqlite.scope_vectors import (
-    SCAN_SCOPE,
-    ScopeCopies,
-    ScopeCopy,
-    scope_rows_now,
-)
-from recallstore.backends.sqlite.search import _CHECK, _record_conditions
+from recallstore.backends.sqlite.scope_vectors import SCAN_SCOPE, ScopeCopies
 from recallstore.embedding import Embedder
 from recallstore.errors import EmbedderMismatchError, EmbedderSwitchedError
 from recallstore.records import MemoryRecord, MemorySearchQuery, format_timestamp
@@ -70,10 +55,8 @@ __all__ = [
     "VectorCache",
     "all_rows",
     "check_embedder_now",
-    "nearest_now",
     "record_embedder",
     "replace_now",
-    "scope_listed_now",
     "store_vectors_now",
     "stored_embedder",
     "vector_statements",
@@ -294,165 +277,12 @@ class VectorCache:
         self._by_seq[seqs] = positions
 
 
-_RECORD_IDS: Final = "SELECT r.seq, r.id FROM memory_records AS r"
-
 _VECTORS_SINCE: Final = (
     "SELECT v.vseq, v.record_seq, r.id, v.vector FROM memory_vectors AS v "
     "JOIN memory_records AS r ON r.seq = v.record_seq WHERE v.vseq > ? ORDER BY v.vseq"
 )
 """The vectors stored after a ``vseq``, each with its record's seq and id: a record
 has a cached vector only when both match (:meth:`VectorCache.position`)."""
-
-
-def _filters(
-    query: MemorySearchQuery, now: datetime, driver: tuple[str, str] | None = None
-) -> tuple[list[str], list[Any]]:
-    """The conditions of ``query``'s filters on ``r``, but the ``driver`` pair's (the
-    rows come from its index)."""
-    where: list[str] = []
-    params: list[Any] = []
-    for pair in query.scope.items():
-        if pair != driver:
-            where.append(_CHECK["scope"])
-            params.extend(pair)
-    for tag in query.tags or ():
-        where.append(_CHECK["tag"])
-        params.append(tag)
-    more, more_params = _record_conditions(query, now)
-    return [*where, *more], [*params, *more_params]
-
-
-def _ids_by_seq(
-    db: sqlite3.Connection, seqs: Sequence[int], filters: tuple[list[str], list[Any]]
-) -> dict[int, str]:
-    """The ids of the records among ``seqs`` (at most 500) that pass ``filters`` (from
-    :func:`_filters`)."""
-    where, params = filters
-    condition = " AND ".join([f"r.seq IN ({', '.join('?' * len(seqs))})", *where])
-    rows = db.execute(f"{_RECORD_IDS} WHERE {condition}", [*seqs, *params]).fetchall()
-    return {int(row[0]): str(row[1]) for row in rows}
-
-
-def _best_passing(
-    db: sqlite3.Connection,
-    scores: Matrix,
-    seqs: Sequence[int],
-    positions: Sequence[int],
-    n: int,
-    cache: VectorCache,
-    filters: tuple[list[str], list[Any]],
-    checked: dict[int, str | None],
-) -> list[tuple[float, str]]:
-    """The ``n`` best of a scope's rows (``scores`` of the cache rows ``positions``, of
-    the records at ``seqs``, in seq order) whose records pass ``filters`` and are the
-    ones the vectors were made for, as (cosine, id), best first, equal cosines in seq
-    order: the best are checked by primary key, ``n`` at a time, widening until ``n``
-    pass, instead of every record of the scope being read. ``checked`` holds the rows
-    checked already (seq -> id when it passes) and gains the others checked here."""
-    wanted = n * 4
-    while True:
-        found: list[tuple[float, str]] = []
-        best = top_scores(scores, wanted)
-        step = min(max(n, 1), 500)
-        for start in range(0, len(best), step):
-            page = [
-                (score, int(seqs[at]), cache.record(int(positions[at]))[1])
-                for score, at in best[start : start + step]
-            ]
-            unknown = [seq for _, seq, _ in page if seq not in checked]
-            if unknown:
-                passing = _ids_by_seq(db, unknown, filters)
-                checked.update((seq, passing.get(seq)) for seq in unknown)
-            found.extend((score, key) for score, seq, key in page if checked.get(seq) == key)
-            if len(found) >= n:
-                return found[:n]
-        if wanted >= len(seqs):
-            return found
-        wanted *= 4
-
-
-COMPARED_APART: Final = 1_000
-"""A scope of at least this many rows has its cosines computed as soon as the query's
-vector is made, in the thread that made it, while the connection's thread still ranks
-by words (:func:`scope_listed_now`); a smaller scope's take under 0.1 ms."""
-
-_Listed = tuple[VectorRows, tuple[ScopeCopy, tuple[str, str]] | None, "Future[Matrix] | None"]
-
-
-def scope_listed_now(
-    db: sqlite3.Connection, query: MemorySearchQuery, vector: Future[Matrix], cache: VectorCache
-) -> _Listed:
-    """:func:`nearest_now`'s first step, taken before the keyword ranking: the cache
-    loaded, the scope's rows listed (:func:`scope_rows_now`) and, for a scope of at
-    least :data:`COMPARED_APART` rows, their cosines begun for when ``vector`` is made
-    (:func:`cosines_when_made`)."""
-    rows = cache.load(db)
-    scoped = scope_rows_now(db, query, cache)
-    if scoped is None or len(scoped[0].seqs) < COMPARED_APART:
-        return rows, scoped, None
-    return rows, scoped, cosines_when_made(scoped[0].matrix, vector)
-
-
-def nearest_now(
-    db: sqlite3.Connection,
-    query: MemorySearchQuery,
-    vector_of: Callable[[], Matrix],
-    n: int,
-    now: datetime,
-    cache: VectorCache,
-    listed: _Listed | None = None,
-) -> list[tuple[float, str]]:
-    """The ids of the ``n`` records passing ``query``'s filters closest to the vector
-    ``vector_of()`` returns, as (cosine, id), best first; on the connection's thread
-    (the file's embedder is checked first, :meth:`VectorCache.load`).
-
-    The vectors come from ``cache``. Within a scope of at most :data:`SCAN_SCOPE`
-    records, every row of the scope is compared (:func:`scope_rows_now` lists them,
-    or finds them already gathered) and the best checked (:func:`_best_passing`);
-    otherwise the closest rows of the whole cache (:meth:`VectorRows.closest`) are
-    checked against the filters, best first, ``n`` at a time, widening until ``n``
-    pass. ``vector_of`` is called once, after the scope's listing: a query still
-    being embedded costs no time here until its vector is needed. ``listed``: that
-    listing made already (:func:`scope_listed_now`), with the cosines it began.
-    """
-    rows, scoped, early = listed or (cache.load(db), scope_rows_now(db, query, cache), None)
-    if scoped is not None:
-        copy, driving = scoped
-        filters = _filters(query, now, driving)
-        known: dict[int, str | None] = {}
-        if len(copy.seqs) <= n:
-            # The first page checks every row of so small a scope anyway: checked now,
-            # while the query is still being embedded, rather than after its vector.
-            numbers = [int(seq) for seq in copy.seqs]
-            for start in range(0, len(numbers), 500):
-                chunk = numbers[start : start + 500]
-                passing = _ids_by_seq(db, chunk, filters)
-                known.update((seq, passing.get(seq)) for seq in chunk)
-        scores = early.result() if early is not None else cosines(copy.matrix, vector_of())
-        return _best_passing(db, scores, copy.seqs, copy.positions, n, cache, filters, known)
-    filters = _filters(query, now)
-    vector = vector_of()
-    checked: dict[int, str | None] = {}  # seq -> id when it passes the filters
-    wanted = n * 4
-    while True:
-        # A wider ask may put rows the narrower one did not see before checked ones,
-        # so each pass walks its whole list, checking only rows not checked before.
-        found: list[tuple[float, str]] = []
-        closest = rows.closest(vector, wanted)
-        step = min(max(n, 1), 500)
-        for start in range(0, len(closest), step):
-            page = [(score, *cache.record(row)) for score, row in closest[start : start + step]]
-            unknown = [seq for _, seq, _ in page if seq not in checked]
-            if unknown:
-                passing = _ids_by_seq(db, unknown, filters)
-                checked.update((seq, passing.get(seq)) for seq in unknown)
-            # The record at a seq must be the one the vector was made for.
-            found.extend((score, key) for score, seq, key in page if checked.get(seq) == key)
-            if len(found) >= n:
-                return found[:n]
-        if wanted >= rows.count:
-            return found
-        wanted *= 4
 
 
 class SqliteVectorPrimitives:
