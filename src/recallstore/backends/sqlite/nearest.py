@@ -65,6 +65,23 @@ def _ids_by_seq(
     return {int(row[0]): str(row[1]) for row in rows}
 
 
+def _passing(
+    db: sqlite3.Connection,
+    page: Sequence[tuple[float, int, str]],
+    checked: dict[int, str | None],
+    filters: tuple[list[str], list[Any]],
+) -> list[tuple[float, str]]:
+    """(score, id) of the rows of ``page`` (score, seq, id) whose records pass
+    ``filters`` and are the ones the vectors were made for (the record at a seq must
+    carry the id the vector was stored with); ``checked`` (seq -> id when it passes)
+    gains the rows checked here."""
+    unknown = [seq for _, seq, _ in page if seq not in checked]
+    if unknown:
+        passing = _ids_by_seq(db, unknown, filters)
+        checked.update((seq, passing.get(seq)) for seq in unknown)
+    return [(score, key) for score, seq, key in page if checked.get(seq) == key]
+
+
 def _best_passing(
     db: sqlite3.Connection,
     scores: Matrix,
@@ -91,11 +108,7 @@ def _best_passing(
                 (score, int(seqs[at]), cache.record(int(positions[at]))[1])
                 for score, at in best[start : start + step]
             ]
-            unknown = [seq for _, seq, _ in page if seq not in checked]
-            if unknown:
-                passing = _ids_by_seq(db, unknown, filters)
-                checked.update((seq, passing.get(seq)) for seq in unknown)
-            found.extend((score, key) for score, seq, key in page if checked.get(seq) == key)
+            found.extend(_passing(db, page, checked, filters))
             if len(found) >= n:
                 return found[:n]
         if wanted >= len(seqs):
@@ -174,12 +187,7 @@ def nearest_now(
         step = min(max(n, 1), 500)
         for start in range(0, len(closest), step):
             page = [(score, *cache.record(row)) for score, row in closest[start : start + step]]
-            unknown = [seq for _, seq, _ in page if seq not in checked]
-            if unknown:
-                passing = _ids_by_seq(db, unknown, filters)
-                checked.update((seq, passing.get(seq)) for seq in unknown)
-            # The record at a seq must be the one the vector was made for.
-            found.extend((score, key) for score, seq, key in page if checked.get(seq) == key)
+            found.extend(_passing(db, page, checked, filters))
             if len(found) >= n:
                 return found[:n]
         if wanted >= rows.count:
