@@ -75,11 +75,23 @@ def _passing(
     ``filters`` and are the ones the vectors were made for (the record at a seq must
     carry the id the vector was stored with); ``checked`` (seq -> id when it passes)
     gains the rows checked here."""
-    unknown = [seq for _, seq, _ in page if seq not in checked]
-    if unknown:
-        passing = _ids_by_seq(db, unknown, filters)
-        checked.update((seq, passing.get(seq)) for seq in unknown)
+    _check(db, [seq for _, seq, _ in page], checked, filters)
     return [(score, key) for score, seq, key in page if checked.get(seq) == key]
+
+
+def _check(
+    db: sqlite3.Connection,
+    seqs: Sequence[int],
+    checked: dict[int, str | None],
+    filters: tuple[list[str], list[Any]],
+) -> None:
+    """Check the records at ``seqs`` not in ``checked`` yet against ``filters``, 500 at a
+    time; ``checked`` gains each (seq -> id when it passes, else None)."""
+    unknown = [seq for seq in seqs if seq not in checked]
+    for start in range(0, len(unknown), 500):
+        chunk = unknown[start : start + 500]
+        passing = _ids_by_seq(db, chunk, filters)
+        checked.update((seq, passing.get(seq)) for seq in chunk)
 
 
 def _best_passing(
@@ -168,11 +180,7 @@ def nearest_now(
         if len(copy.seqs) <= n:
             # The first page checks every row of so small a scope anyway: checked now,
             # while the query is still being embedded, rather than after its vector.
-            numbers = [int(seq) for seq in copy.seqs]
-            for start in range(0, len(numbers), 500):
-                chunk = numbers[start : start + 500]
-                passing = _ids_by_seq(db, chunk, filters)
-                known.update((seq, passing.get(seq)) for seq in chunk)
+            _check(db, [int(seq) for seq in copy.seqs], known, filters)
         scores = early.result() if early is not None else cosines(copy.matrix, vector_of())
         return _best_passing(db, scores, copy.seqs, copy.positions, n, cache, filters, known)
     filters = _filters(query, now)
