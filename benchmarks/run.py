@@ -35,7 +35,7 @@ QUICK_ARGUMENTS = {
     "file_size.py": ["--records", "10000"],
     "hybrid_scope_curve.py": [
         *("--sizes", "100", "1000", "5000", "20000", "--others", "5000"),
-        *("--queries", "20", "--rounds", "1", "--pool", "500"),
+        *("--queries", "100", "--rounds", "2", "--pool", "500"),
     ],
 }
 ON_REQUEST = {"listing_cost.py", "search_side.py"}
