@@ -124,6 +124,31 @@ async def test_equal_keyword_matches_are_not_cut(tmp_path: Path) -> None:
     assert sorted(record.content for record in memory.recall.entries) == sorted(memories)
 
 
+@pytest.mark.parametrize("embedder", EMBEDDERS)
+async def test_a_lone_keyword_match_leads_the_recall(tmp_path: Path, embedder: str | None) -> None:
+    """Only one memory holds the word "home". Before, a hybrid store gave that lone
+    keyword match the z-score 0 on that side (what a record matching no word gets) and
+    ranked the nurse's shifts first by meaning alone; a keyword list of equal scores now
+    credits each as its best (``recallstore._search.fusion``)."""
+    memories = [
+        "The user's name is Ana.",
+        "Prefers short, direct answers.",
+        "Ana is vegetarian.",
+        "Ana's home city is Lisbon; she moved there from Berlin.",
+        "Ana's daughter Maya loves swimming lessons.",
+        "Ana works as a nurse on night shifts.",
+    ]
+    async with SqliteMemoryStore(tmp_path / "lone.db", embedder=embedder) as store:
+        await store.write([MemoryWriteInput(scope=SCOPE, content=text) for text in memories])
+        capability = MemoryCapability(store, scope_fields=["user"])
+        memory = await capability.instantiate(
+            SCOPE, conversation_id="c1", first_user_text="book a table near my home"
+        )
+        hits = await store.search(MemorySearchQuery(query="book a table near my home", scope=SCOPE))
+    assert memory.recall.entries[0].content == memories[3]
+    assert hits[0].record.content == memories[3]
+
+
 async def test_a_keyword_store_recalls_nothing_that_shares_no_word(tmp_path: Path) -> None:
     async with SqliteMemoryStore(tmp_path / "none.db") as store:
         await store.write([MemoryWriteInput(scope=SCOPE, content=text) for text in UNRELATED])

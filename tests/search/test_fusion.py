@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from recallstore._search.fusion import RRF_K, fuse
+from recallstore._search.fusion import RRF_K, TIED_CREDIT, fuse
 
 
 def test_zscore_fusion_adds_the_weighted_z_scores() -> None:
@@ -14,6 +14,26 @@ def test_zscore_fusion_adds_the_weighted_z_scores() -> None:
     assert fused["a"] == pytest.approx(0.5 * 1.0)
     assert fused["b"] == pytest.approx(0.5 * -1.0 + 0.5 * 1.2247, abs=1e-3)
     assert list(fused) == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize(
+    "keyword",
+    # 0.1 three times: a float mean that is not 0.1, a spread that is not 0.
+    [[(2.5, "a")], [(0.1, "a"), (0.1, "x"), (0.1, "y")]],
+    ids=["a lone match", "equal matches"],
+)
+def test_a_list_of_equal_scores_credits_each_as_its_best(
+    keyword: list[tuple[float, str]],
+) -> None:
+    """Before, a lone keyword match (or equal ones) got the z-score 0, what a record
+    matching no word gets: it ranked below a record nearer in meaning alone."""
+    vector = [(0.9, "b"), (0.5, "a"), (0.1, "c")]
+    fused = fuse(keyword, vector, 10, weight=0.35)
+    scores = dict((key, score) for score, key in fused)
+    assert scores["a"] == pytest.approx(0.65 * TIED_CREDIT)
+    assert scores["b"] == pytest.approx(0.35 * 1.2247, abs=1e-3)
+    assert fused[0][1] == "a"
+    assert all(scores[key] == pytest.approx(0.65 * TIED_CREDIT) for _, key in keyword)
 
 
 def test_score_fusion_divides_bm25_by_the_best_and_keeps_the_cosine() -> None:

@@ -15,9 +15,9 @@ reading all of them share, and it works for any backend whose scores are positiv
 better-is-higher. Scores that are not (None, or a best score at or below 0) keep every
 hit: there is nothing to measure against. The first few hits are always kept because
 in a small store the scores say little: hybrid scores are z-scores over the candidates,
-and a lone keyword match among four records scores 0 on that side, so the one record
-that names the user's city can rank below an unrelated one (the demo's "dinner near me
-tonight"). The floor trims a tail; it never empties a short list.
+so among a handful of records a small difference in meaning becomes a large one in
+score, and below-average candidates score below 0. The floor trims a tail; it never
+empties a short list.
 
 The value was calibrated on the LongMemEval and LoCoMo dev data (docs/benchmarks.md,
 "The recall block"): the highest fraction that loses at most one answer from the

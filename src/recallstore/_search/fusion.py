@@ -6,8 +6,11 @@ vector one by cosine similarity to the query's embedding, each :data:`FUSION_DEP
 deep. :func:`fuse` merges them by score: each list's scores become z-scores (how far
 above its own mean, in standard deviations, so neither scale dominates), added with
 the weight :data:`VECTOR_WEIGHT` on the vector side; a record in one list only gets
-nothing from the other. The method and its one parameter were chosen on the LoCoMo
-dev split; every alternative measured is in docs/benchmarks.md ("Hybrid search").
+nothing from the other. A list whose scores are all equal (a lone keyword match, say)
+has no spread to measure: each of its records is credited :data:`TIED_CREDIT`, as the
+list's best, not the 0 of its average (which is what an absent record gets). The
+method and its one parameter were chosen on the LoCoMo dev split; every alternative
+measured is in docs/benchmarks.md ("Hybrid search").
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ FUSION_DEPTH = 100
 """How many of each ranking's best records are fused."""
 RRF_K = 60
 """Reciprocal rank fusion's constant (for the ``"rrf"`` method, measured, not used)."""
+TIED_CREDIT = 1.0
+"""The z-score method's credit for each candidate of a list whose scores are all equal
+(a lone keyword match, say): one standard deviation above an absent record's 0."""
 
 
 def fuse(
@@ -40,11 +46,12 @@ def fuse(
     """The ``limit`` best keys of the two rankings (each best first) as (score, key).
 
     ``"zscore"`` (the default): ``(1 - weight) * z(bm25) + weight * z(cosine)``, each z
-    over its own list. ``"score"``: ``bm25 / best_bm25`` and the cosine as it is.
-    ``"minmax"``: both min-max normalised over their own list. ``"rrf"``:
-    ``1 / (RRF_K + rank)``, the weight applied the same way. Only vector candidates
-    with a cosine above 0 take part. Equal fused scores keep the keyword ranking's
-    order, then the vector ranking's.
+    over its own list (a record absent from a list gets 0 from it); a list whose scores
+    are all equal gives each :data:`TIED_CREDIT`. ``"score"``: ``bm25 / best_bm25`` and
+    the cosine as it is. ``"minmax"``: both min-max normalised over their own list.
+    ``"rrf"``: ``1 / (RRF_K + rank)``, the weight applied the same way. Only vector
+    candidates with a cosine above 0 take part. Equal fused scores keep the keyword
+    ranking's order, then the vector ranking's.
     """
     if limit <= 0:
         return []
@@ -73,6 +80,10 @@ def _normalised(
         return [(1.0 / (RRF_K + rank), key) for rank, (_, key) in enumerate(ranking, start=1)]
     values = [value for value, _ in ranking]
     if method == "zscore":
+        if max(values) == min(values):
+            # One candidate, or all equal: each is the list's best, not its average. (A
+            # float mean of equal values need not equal them, so this is not spread 0.)
+            return [(TIED_CREDIT, key) for _, key in ranking]
         mean = sum(values) / len(values)
         spread = (sum((value - mean) ** 2 for value in values) / len(values)) ** 0.5
         return [((value - mean) / spread if spread > 0 else 0.0, key) for value, key in ranking]
