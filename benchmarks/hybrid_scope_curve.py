@@ -199,8 +199,9 @@ async def timed_round(
         for size_index, size in enumerate(args.sizes):
             scope = {"tenant": TENANT, "user": f"size{size}"}
             matrix = matrices[f"size{size}"]
-            # Untimed: the scope's rows gathered again if another size's pushed them
-            # out of the store's copy (SCOPE_COPY_BYTES), as a user's next search finds.
+            # Untimed: gathers the scope's rows again when other sizes pushed them out of
+            # the store's copy (SCOPE_COPY_BYTES), which only the first search of a size
+            # paid when each size was timed in one stretch.
             await store.search(MemorySearchQuery(query=block[0], scope=scope, limit=10))
             first = ["store", "floor"] if (block_index + size_index) % 2 else ["floor", "store"]
             if args.alternate:
