@@ -78,6 +78,7 @@ async def test_a_standby_that_cannot_catch_up_is_passed_over_for_the_primary(
     ) as store:
         scope = {"user": "u1"}
         await store.write([MemoryWriteInput(scope=scope, content="before the interruption")])
+        await _replayed(primary, standby)  # not the 0.05 s wait's to cover on a busy machine
         assert [h.record.content for h in await store.search(MemorySearchQuery(scope=scope))] == [
             "before the interruption"
         ]
@@ -149,7 +150,12 @@ async def test_a_standby_is_read_only_once_it_has_the_schema_the_store_migrated(
                 assert row == (None,)
         finally:
             conn.execute("SELECT pg_wal_replay_resume()")
-    async with PostgresMemoryStore(primary, schema=schema, standby_url=standby) as store:
+    # Replay of what piled up while paused may take longer than the default wait on a
+    # busy machine: a bound far past it, so a read on the primary means the standby
+    # never caught up, not that it was slow.
+    async with PostgresMemoryStore(
+        primary, schema=schema, standby_url=standby, standby_wait=30
+    ) as store:
         assert await store.search(MemorySearchQuery(query="anything", scope=scope)) == []
         assert store.read_routing == {"standby": 1, "primary": 0}
 
@@ -173,6 +179,17 @@ async def test_a_url_names_the_standby(replica_pair: tuple[str, str]) -> None:
 # A transaction that commits: the WAL up to its commit (a lock taken meanwhile
 # included) is flushed and sent to the standby, which replays it.
 _SENT = "SELECT txid_current()"
+
+
+async def _replayed(primary: str, standby: str) -> None:
+    # Waits until the standby has replayed everything the primary has written so far.
+    async with (
+        await psycopg.AsyncConnection.connect(primary, autocommit=True) as on_primary,
+        await psycopg.AsyncConnection.connect(standby, autocommit=True) as on_standby,
+    ):
+        row = await (await on_primary.execute("SELECT pg_current_wal_flush_lsn()")).fetchone()
+        assert row is not None
+        await _until(on_standby, "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (row[0],))
 
 
 async def _until(conn: psycopg.AsyncConnection[Any], sql: str, params: tuple[Any, ...]) -> None:
