@@ -160,30 +160,28 @@ def _fit(
     truncation note as long as later candidates might still be left out (the longest
     note they could need). One that does not fit is omitted and the walk goes on.
     """
-    entries: list[tuple[MemoryRecord, bool, int, int]] = []
-    omitted = 0
-
-    def size(extra: int, is_profile: bool, note_for: int) -> int:
-        kinds = {profile for _, profile, _, _ in entries} | {is_profile}
-        frame, _ = recall_frame_size(True in kinds, False in kinds, note_for)
-        return frame + extra + sum(chars for _, _, chars, _ in entries)
-
+    entries: list[MemoryRecord] = []
+    omitted = profile_count = entry_chars = entry_bytes = 0
     for index, (record, is_profile) in enumerate(candidates):
         chars, size_bytes = recall_entry_size(record, position=len(entries), user_text=user_text)
         later = len(candidates) - index - 1
-        if size(chars, is_profile, omitted + later) > budget_chars:
+        has_profile = profile_count > 0 or is_profile
+        has_hits = len(entries) > profile_count or not is_profile
+        frame, _ = recall_frame_size(has_profile, has_hits, omitted + later)
+        if frame + entry_chars + chars > budget_chars:
             omitted += 1
             continue
-        entries.append((record, is_profile, chars, size_bytes))
+        entries.append(record)
+        profile_count += is_profile
+        entry_chars += chars
+        entry_bytes += size_bytes
     used = used_bytes = 0
     if entries or omitted:  # render_recall gives no block at all otherwise
-        has_profile = any(is_profile for _, is_profile, _, _ in entries)
-        has_hits = any(not is_profile for _, is_profile, _, _ in entries)
-        used, used_bytes = recall_frame_size(has_profile, has_hits, omitted)
-        used += sum(chars for _, _, chars, _ in entries)
-        used_bytes += sum(size_bytes for _, _, _, size_bytes in entries)
-    profile_count = sum(is_profile for _, is_profile, _, _ in entries)
-    return [record for record, *_ in entries], profile_count, omitted, used, used_bytes
+        has_hits = len(entries) > profile_count
+        used, used_bytes = recall_frame_size(profile_count > 0, has_hits, omitted)
+        used += entry_chars
+        used_bytes += entry_bytes
+    return entries, profile_count, omitted, used, used_bytes
 
 
 async def _hits(

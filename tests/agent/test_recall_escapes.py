@@ -213,3 +213,27 @@ def test_each_ascii_character_in_ascii_text(code: int) -> None:
         expected = ""
     assert escape_memory_text(f"a{ch}b") == f"a{expected}b"
     assert escape_memory_text(f"a{ch}b\u00e9") == f"a{expected}b\u00e9"  # and beside non-ASCII
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", ""),
+        (" ", ""),
+        ("a b c", "a b c"),
+        (" a", "a"),
+        ("a ", "a"),
+        ("a  b", "a b"),
+        ("a \t b", "a b"),
+        ("a&b c", "a&amp;b c"),
+        ("~!%'-;=?", "~!%'-;=?"),
+        ("tab\tin", "tab in"),
+        ("del\x7fete", "delete"),
+    ],
+)
+def test_ascii_text_left_as_it_is_only_when_no_rule_changes_it(text: str, expected: str) -> None:
+    # Text the rules leave alone is returned at once; anything else goes through them.
+    assert escape_memory_text(text) == expected
+    # The same answer on the general path: the text between two non-ASCII words.
+    around = escape_memory_text(f"\u00e9 {text} \u00e9")
+    assert around == (f"\u00e9 {expected} \u00e9" if expected else "\u00e9 \u00e9")

@@ -21,6 +21,8 @@ from recallstore.backends._vectors import cosines, top_cosine
 from recallstore.backends.memory import InMemoryMemoryStore
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.backends.sqlite import vectors as sqlite_vectors
+from recallstore.backends.sqlite.nearest import EARLY_CHECKS, nearest_now
+from recallstore.backends.sqlite.rows import on_thread
 from recallstore.records import MemorySearchQuery, MemoryWriteInput
 from recallstore.testing import ToyEmbedder
 
@@ -40,8 +42,10 @@ def test_a_rows_cosine_does_not_depend_on_the_rows_beside_it(seed: int) -> None:
 
 
 async def _nearest_in_both(
-    tmp_path: Path, scope_size: int, invalidated: bool = True
+    tmp_path: Path, scope_size: int, invalidated: bool = True, checks_after: list[int] | None = None
 ) -> tuple[list[tuple[float, int]], list[tuple[float, int]]]:
+    # checks_after: SQLite is asked as a search asks it, the query's vector not made
+    # until it is needed (its rows checked meanwhile); gains how many checks ran after.
     embedder = ToyEmbedder(dimension=48)
     scope = {"tenant": "t", "user": "me"}
     now = datetime.now(UTC)
@@ -67,10 +71,43 @@ async def _nearest_in_both(
             query = MemorySearchQuery(query="garden note 3", scope=scope, kinds=["fact"])
             raw = np.asarray((await embedder.embed(["garden note 3"]))[0], dtype=np.float32)
             vector = raw / np.linalg.norm(raw)
-            nearest = await store._nearest(query, vector, 100, datetime.now(UTC))
+            if checks_after is not None and isinstance(store, SqliteMemoryStore):
+                nearest = await _nearest_while_embedding(store, query, vector, checks_after)
+            else:
+                nearest = await store._nearest(query, vector, 100, datetime.now(UTC))
             ids = {record.id: n for n, record in enumerate(written)}
             found.append([(score, ids[key]) for score, key in nearest])
     return found[0], found[1]
+
+
+async def _nearest_while_embedding(
+    store: SqliteMemoryStore, query: MemorySearchQuery, vector: Any, checks_after: list[int]
+) -> list[tuple[float, str]]:
+    statements: list[str] = []
+
+    def nearest(db: Any) -> list[tuple[float, str]]:
+        def vector_of() -> Any:
+            db.set_trace_callback(statements.append)
+            return vector
+
+        try:
+            return nearest_now(
+                db,
+                query,
+                vector_of,
+                100,
+                datetime.now(UTC),
+                store._vector_cache,
+                None,
+                lambda: False,
+            )
+        finally:
+            db.set_trace_callback(None)
+
+    async with store._reading() as conn:
+        found = await on_thread(conn, nearest)
+    checks_after.append(sum("SELECT r.seq, r.id FROM memory_records" in sql for sql in statements))
+    return found
 
 
 @pytest.mark.parametrize("scope_size", [60, 100, 102, 900, 1_100])
@@ -80,6 +117,22 @@ async def test_sqlite_scope_nearest_equals_the_memory_backends(
     sqlite_found, memory_found = await _nearest_in_both(tmp_path, scope_size)
     assert len(sqlite_found) == min(100, len(memory_found)) > 0
     assert sqlite_found == memory_found
+
+
+@pytest.mark.parametrize("scope_size", [102, 300, 450, 1_100])
+async def test_a_scopes_rows_checked_while_the_query_is_embedded_change_nothing(
+    tmp_path: Path, scope_size: int
+) -> None:
+    checks_after: list[int] = []
+    sqlite_found, memory_found = await _nearest_in_both(
+        tmp_path, scope_size, checks_after=checks_after
+    )
+    assert len(sqlite_found) == min(100, len(memory_found)) > 0
+    assert sqlite_found == memory_found
+    # Up to EARLY_CHECKS rows were checked before the vector was asked for: a scope
+    # within it needs no check after; a larger one checks some of the rest.
+    assert EARLY_CHECKS == 500
+    assert checks_after == [0] if scope_size <= EARLY_CHECKS else checks_after[0] > 0
 
 
 async def test_a_scope_beyond_the_old_cut_is_compared_exactly(

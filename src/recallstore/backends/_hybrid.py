@@ -22,7 +22,6 @@ from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from datetime import datetime
-from math import isfinite
 from typing import TypeVar, cast
 
 from recallstore._search.fusion import (
@@ -32,6 +31,7 @@ from recallstore._search.fusion import (
     FusionMethod,
     fuse,
 )
+from recallstore.backends._hits import scored_hit
 from recallstore.backends._vectors import (
     Matrix,
     embed_texts,
@@ -293,10 +293,6 @@ def hits_of(
     hits = []
     for score, key in fused:
         record = known[key]() if key in known else fetched.get(key)
-        if record is None:  # deleted between two reads
-            continue
-        if isfinite(score):  # always, for a float score: nothing to validate again
-            hits.append(MemoryHit.trusted({"record": record, "score": float(score)}))
-        else:
-            hits.append(MemoryHit(record=record, score=score))  # raises, naming it
+        if record is not None:  # else deleted between two reads
+            hits.append(scored_hit(record, score))
     return hits

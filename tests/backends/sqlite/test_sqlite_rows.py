@@ -1,6 +1,7 @@
 """Records rebuilt from the SQLite backend's rows without re-validation equal validated ones."""
 
 import asyncio
+import math
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from recallstore import MemorySearchQuery, MemoryWriteInput
+from recallstore.backends._hits import scored_hit
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.backends.sqlite.insert import PendingInsert, insert_now
 from recallstore.backends.sqlite.rows import (
@@ -16,6 +18,7 @@ from recallstore.backends.sqlite.rows import (
     _validated_record,
     listing_hits,
     record_from_row,
+    rows_by_id,
 )
 from recallstore.backends.sqlite.search import (
     _capped_counts_now,
@@ -23,6 +26,7 @@ from recallstore.backends.sqlite.search import (
     filters_of,
     narrowest_within_now,
 )
+from recallstore.errors import MemoryValidationError
 from recallstore.records import MemoryHit, MemoryRecord, MemoryTarget, Provenance
 from recallstore.store import NewRecords
 
@@ -176,6 +180,34 @@ def test_models_built_directly_need_no_private_state() -> None:
         assert not model.__private_attributes__
         assert model.__pydantic_post_init__ is None
         assert model.model_config.get("extra") == "forbid"
+
+
+def test_scored_hits_equal_validated_hits(stored: dict[str, tuple[Any, ...]]) -> None:
+    records = [record_from_row(stored[record.id]) for record in RECORDS]
+    hits = [scored_hit(record, 0.5 + n) for n, record in enumerate(records)]
+    expected = [MemoryHit(record=record, score=0.5 + n) for n, record in enumerate(RECORDS)]
+    assert hits == expected
+    assert [hit.model_fields_set for hit in hits] == [hit.model_fields_set for hit in expected]
+    with pytest.raises(MemoryValidationError, match="score"):
+        scored_hit(records[0], math.inf)
+
+
+async def test_rows_by_id_reads_any_number_of_ids_once_each(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    async with SqliteMemoryStore(path, journal=None) as store:
+        written = await store.write(
+            [MemoryWriteInput(scope={"user": "u"}, content=f"note {n}") for n in range(1_203)]
+        )
+    wanted = [record.id for record in reversed(written)] + [written[7].id, "missing"]
+    db = sqlite3.connect(path)
+    try:
+        found = rows_by_id(db, COLUMNS, wanted)
+        invalid = rows_by_id(db, "invalid_at", wanted[:3])
+    finally:
+        db.close()
+    assert list(found) == [record.id for record in reversed(written)]  # asked order
+    assert [record_from_row(row) for row in found.values()] == list(reversed(written))
+    assert invalid == {record.id: (None,) for record in list(reversed(written))[:3]}
 
 
 def test_listing_hits_equal_validated_hits(stored: dict[str, tuple[Any, ...]]) -> None:

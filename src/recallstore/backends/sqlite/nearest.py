@@ -31,7 +31,7 @@ from recallstore.records import MemorySearchQuery
 if TYPE_CHECKING:
     from recallstore.backends.sqlite.vectors import VectorCache
 
-__all__ = ["COMPARED_APART", "nearest_now", "scope_listed_now"]
+__all__ = ["COMPARED_APART", "EARLY_CHECKS", "nearest_now", "scope_listed_now"]
 
 _RECORD_IDS: Final = "SELECT r.seq, r.id FROM memory_records AS r"
 
@@ -97,8 +97,8 @@ def _check(
 def _best_passing(
     db: sqlite3.Connection,
     scores: Matrix,
-    seqs: Sequence[int],
-    positions: Sequence[int],
+    seqs: Matrix,
+    positions: Matrix,
     n: int,
     cache: VectorCache,
     filters: tuple[list[str], list[Any]],
@@ -116,10 +116,18 @@ def _best_passing(
         best = top_scores(scores, wanted)
         step = min(max(n, 1), 500)
         for start in range(0, len(best), step):
-            page = [
-                (score, int(seqs[at]), cache.record(int(positions[at]))[1])
-                for score, at in best[start : start + step]
-            ]
+            chosen = best[start : start + step]
+            # One conversion per page, not a numpy scalar per row: a small scope's
+            # page is built after the query's vector, on the search's critical path.
+            at = [index for _, index in chosen]
+            page = list(
+                zip(
+                    [score for score, _ in chosen],
+                    seqs[at].tolist(),
+                    cache.ids(positions[at].tolist()),
+                    strict=True,
+                )
+            )
             found.extend(_passing(db, page, checked, filters))
             if len(found) >= n:
                 return found[:n]
@@ -127,6 +135,11 @@ def _best_passing(
             return found
         wanted *= 4
 
+
+EARLY_CHECKS: Final = 500
+"""At most this many rows of a scope are checked against the filters while the query's
+vector is still being made (:func:`nearest_now`); all of them when the scope holds no
+more than the search asks for, as its first page would check them anyway."""
 
 COMPARED_APART: Final = 1_000
 """A scope of at least this many rows has its cosines computed as soon as the query's
@@ -158,6 +171,7 @@ def nearest_now(
     now: datetime,
     cache: VectorCache,
     listed: _Listed | None = None,
+    ready: Callable[[], bool] | None = None,
 ) -> list[tuple[float, str]]:
     """The ids of the ``n`` records passing ``query``'s filters closest to the vector
     ``vector_of()`` returns, as (cosine, id), best first; on the connection's thread
@@ -171,6 +185,9 @@ def nearest_now(
     pass. ``vector_of`` is called once, after the scope's listing: a query still
     being embedded costs no time here until its vector is needed. ``listed``: that
     listing made already (:func:`scope_listed_now`), with the cosines it began.
+    ``ready`` says whether ``vector_of()`` would return at once: until it does, up to
+    :data:`EARLY_CHECKS` rows of the scope are checked against the filters (the
+    results are the same; the checks are done while the thread would wait).
     """
     rows, scoped, early = listed or (cache.load(db), scope_rows_now(db, query, cache), None)
     if scoped is not None:
@@ -180,7 +197,16 @@ def nearest_now(
         if len(copy.seqs) <= n:
             # The first page checks every row of so small a scope anyway: checked now,
             # while the query is still being embedded, rather than after its vector.
-            _check(db, [int(seq) for seq in copy.seqs], known, filters)
+            _check(db, copy.seqs.tolist(), known, filters)
+        elif ready is not None:
+            # Rows are checked by primary key as they rank; while the vector is still
+            # being made the thread would only wait, so a modest scope's rows are
+            # checked meanwhile, a page at a time, and fewer are left for after it.
+            seqs = copy.seqs[:EARLY_CHECKS].tolist()
+            for start in range(0, len(seqs), max(n, 1)):
+                if ready():
+                    break
+                _check(db, seqs[start : start + max(n, 1)], known, filters)
         scores = early.result() if early is not None else cosines(copy.matrix, vector_of())
         return _best_passing(db, scores, copy.seqs, copy.positions, n, cache, filters, known)
     filters = _filters(query, now)

@@ -24,6 +24,7 @@ from recallstore._search.query import (
     QueryTerm,
     rank_records_now,
 )
+from recallstore.backends._hits import scored_hit
 from recallstore.backends._vectors import Matrix
 from recallstore.backends.sqlite.nearest import nearest_now, scope_listed_now
 from recallstore.backends.sqlite.pruning import best_pruned_now
@@ -206,7 +207,7 @@ async def ranked_search(
     whole rows of the hits.
     """
     ranked = await on_thread(conn, ranked_rows_now, query, now, statistics, scopes)
-    return [MemoryHit(record=record_from_row(row), score=score) for score, row in ranked]
+    return [scored_hit(record_from_row(row), score) for score, row in ranked]
 
 
 @contextmanager
@@ -282,7 +283,9 @@ def hybrid_rows_now(
     with _one_snapshot(db):
         listed = scope_listed_now(db, query, vector, cache)
         ranked = _ranked_now(db, keyword, now, statistics, scopes)
-        nearest = nearest_now(db, query, vector.result, keyword.limit, now, cache, listed)
+        nearest = nearest_now(
+            db, query, vector.result, keyword.limit, now, cache, listed, vector.done
+        )
         fused = fusing(query, [(score, key) for score, _, key in ranked], nearest)
         rows = rows_by_id(db, COLUMNS, [key for _, key in fused])
     return [(score, tuple(rows[key])) for score, key in fused]

@@ -223,14 +223,23 @@ def fetchone_now(
 def rows_by_id(
     db: sqlite3.Connection, columns: str, ids: Sequence[str]
 ) -> dict[str, sqlite3.Row | tuple[Any, ...]]:
-    """``columns`` of the stored records among ``ids``, by id (one indexed look-up each);
-    on the connection's thread."""
-    found = {}
-    for record_id in ids:
-        row = fetchone_now(db, f"SELECT {columns} FROM memory_records WHERE id = ?", (record_id,))
-        if row is not None:
-            found[record_id] = row
-    return found
+    """``columns`` of the stored records among ``ids``, by id in the order asked; on the
+    connection's thread. One statement for up to :data:`_IDS_A_STATEMENT` ids (a
+    statement per id cost twice as much for a search's 20 hits)."""
+    found: dict[str, tuple[Any, ...]] = {}
+    distinct = list(dict.fromkeys(ids))
+    for start in range(0, len(distinct), _IDS_A_STATEMENT):
+        chunk = distinct[start : start + _IDS_A_STATEMENT]
+        marks = ", ".join("?" * len(chunk))
+        sql = f"SELECT id, {columns} FROM memory_records WHERE id IN ({marks})"
+        for row in db.execute(sql, chunk).fetchall():
+            found[str(row[0])] = tuple(row[1:])
+    return {record_id: found[record_id] for record_id in distinct if record_id in found}
+
+
+_IDS_A_STATEMENT: Final = 500
+"""Ids bound in one statement by :func:`rows_by_id`, under SQLite's oldest limit on
+bound parameters (999)."""
 
 
 def rows_by_key(

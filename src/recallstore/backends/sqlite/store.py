@@ -27,6 +27,7 @@ import aiosqlite
 
 from recallstore.backends._forget_extension import ForgetsScopes, Forgotten
 from recallstore.backends._forget_traces import provenance_of
+from recallstore.backends._hits import scored_hit
 from recallstore.backends._hybrid import HybridSearch
 from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends.base import (
@@ -288,7 +289,7 @@ class SqliteMemoryStore(
                     )
             finally:
                 embedding.cancel()  # when the search failed or was cancelled first
-            return [MemoryHit(record=record_from_row(row), score=score) for score, row in fused]
+            return [scored_hit(record_from_row(row), score) for score, row in fused]
         async with self._reading() as conn:
             if not query.is_listing:
                 return await ranked_search(conn, query, now, self._statistics, self._scope_splits)

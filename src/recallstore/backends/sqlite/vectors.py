@@ -247,6 +247,11 @@ class VectorCache:
         """The seq and id of the record whose vector is in ``row``."""
         return self._seqs[row], self._ids[row]
 
+    def ids(self, rows: Sequence[int]) -> list[str]:
+        """The ids of the records whose vectors are in ``rows``."""
+        ids = self._ids
+        return [ids[row] for row in rows]
+
     def positions(self, seqs: Matrix) -> tuple[Matrix, Matrix]:
         """Of ``seqs`` (an int64 array), those with a cached vector, and their rows."""
         inside = seqs[seqs < len(self._by_seq)]
