@@ -203,11 +203,16 @@ async def test_rows_by_id_reads_any_number_of_ids_once_each(tmp_path: Path) -> N
     try:
         found = rows_by_id(db, COLUMNS, wanted)
         invalid = rows_by_id(db, "invalid_at", wanted[:3])
+        alone = rows_by_id(db, COLUMNS, [written[5].id])
+        missing = rows_by_id(db, COLUMNS, ["missing"])
     finally:
         db.close()
     assert list(found) == [record.id for record in reversed(written)]  # asked order
     assert [record_from_row(row) for row in found.values()] == list(reversed(written))
     assert invalid == {record.id: (None,) for record in list(reversed(written))[:3]}
+    assert [record_from_row(row) for row in alone.values()] == [written[5]]
+    assert list(alone) == [written[5].id]
+    assert missing == {}
 
 
 def test_listing_hits_equal_validated_hits(stored: dict[str, tuple[Any, ...]]) -> None:

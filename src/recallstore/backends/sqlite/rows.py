@@ -226,6 +226,9 @@ def rows_by_id(
     """``columns`` of the stored records among ``ids``, by id in the order asked; on the
     connection's thread. One statement for up to :data:`_IDS_A_STATEMENT` ids (a
     statement per id cost twice as much for a search's 20 hits)."""
+    if len(ids) == 1:  # get, delete, one supersede target: the plainest look-up
+        row = fetchone_now(db, f"SELECT {columns} FROM memory_records WHERE id = ?", (ids[0],))
+        return {} if row is None else {ids[0]: row}
     found: dict[str, tuple[Any, ...]] = {}
     distinct = list(dict.fromkeys(ids))
     for start in range(0, len(distinct), _IDS_A_STATEMENT):
