@@ -151,6 +151,21 @@ def with_cosine(low: float, cosine: float) -> Floor:
     return floor
 
 
+def wordless_cosine(cosine: float) -> Floor:
+    """Today's rule, then a hit that shares no word with the question (found by meaning
+    alone) needs a cosine of ``cosine``: above what unrelated texts reach."""
+    today = fraction(0.10)
+
+    def floor(hits: list[Hit]) -> list[Hit]:
+        return [
+            hit
+            for hit in today(hits)
+            if hit.coverage > 0 or hit.cosine is None or hit.cosine >= cosine
+        ]
+
+    return floor
+
+
 def block(question: Question, hits: list[Hit], budget: int) -> tuple[list[MemoryRecord], int]:
     """The block's entries and size, deduplicated and fitted as ``assemble_recall`` does."""
     said: set[str] = set()
@@ -228,6 +243,9 @@ async def run(args: argparse.Namespace) -> None:
         "fraction 0.20": fraction(0.20, 1),
         "0.20, or 0.10 with half the words": with_words(0.20, 0.10, 0.5),
         "0.10 and cosine >= 0.28": with_cosine(0.10, 0.28),
+        "today, wordless hits need cosine >= 0.28": wordless_cosine(0.28),
+        "today, wordless hits need cosine >= 0.22": wordless_cosine(0.22),
+        "today, wordless hits need cosine >= 0.19": wordless_cosine(0.19),
     }
     for label in args.embedders:
         embedder: CachedEmbedder | None = None
