@@ -107,7 +107,9 @@ async def search_with_query_time(
         )
 
     zone = memory.time_zone
-    hits, found = await time_boosted_search(search, query, limit, memory.now(), zone)
+    hits, found = await time_boosted_search(
+        search, query, limit, memory.now(), zone, memory.prepare_search
+    )
     if found is None or not found.rest.strip():
         return hits, None
     start, end = found.window.local(zone)
