@@ -106,8 +106,8 @@ async def time_boosted_search(
     then the window's weaker hits, each record once, up to ``limit``. When nothing in
     the window matches, its newest records take the window's turns. ``prepare`` (a
     store's ``prepare_query``) is told the whole text before the window is searched:
-    the searches run one after the other, so their events come in one order, and a
-    hybrid store embeds the whole text as soon as the window's text is embedded.
+    the searches run one after the other, so their events come in one order, while a
+    hybrid store embeds the second text during the first search.
     """
     unbounded = TimeWindow(None, None)
     found = query_time(text, now, zone)
