@@ -90,12 +90,7 @@ def query_time(text: str, now: datetime, zone: tzinfo | None = None) -> QueryTim
 
 
 async def time_boosted_search(
-    search: Search,
-    text: str,
-    limit: int,
-    now: datetime,
-    zone: tzinfo | None = None,
-    prepare: Callable[[str], None] | None = None,
+    search: Search, text: str, limit: int, now: datetime, zone: tzinfo | None = None
 ) -> tuple[list[MemoryHit], QueryTime | None]:
     """The matches of ``text``, its time phrase's window as a bounded boost.
 
@@ -104,17 +99,12 @@ async def time_boosted_search(
     :data:`WINDOW_LEAD`) and the plain search's of the whole text take turns
     (:data:`WINDOW_TURN` window hits, then one plain), then the plain search's go on,
     then the window's weaker hits, each record once, up to ``limit``. When nothing in
-    the window matches, its newest records take the window's turns. ``prepare`` (a
-    store's ``prepare_query``) is told the whole text before the window is searched:
-    the searches run one after the other, so their events come in one order, while a
-    hybrid store embeds the second text during the first search.
+    the window matches, its newest records take the window's turns.
     """
     unbounded = TimeWindow(None, None)
     found = query_time(text, now, zone)
     if found is None or not found.rest.strip():
         return await search(text, unbounded, limit), found
-    if prepare is not None:
-        prepare(text)
     inside = await search(found.rest, found.window, limit)
     if inside:
         # A calendar span ("in May 2023") is what the question names; a rough phrase's

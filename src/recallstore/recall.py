@@ -36,7 +36,7 @@ from recallstore.errors import ConfigurationError
 from recallstore.prompt import recall_entry_size, recall_frame_size
 from recallstore.records import MAX_CONTENT_CHARS, MemoryHit, MemoryRecord, MemorySearchQuery
 from recallstore.sameness import statement_key
-from recallstore.store import MemoryStore, SupportsPrepareQuery, store_clock
+from recallstore.store import MemoryStore, store_clock
 
 __all__ = [
     "DEFAULT_BUDGET_CHARS",
@@ -201,8 +201,7 @@ async def _hits(
         )
         return await store.search(asked)
 
-    prepare = store.prepare_query if isinstance(store, SupportsPrepareQuery) else None
     hits, _ = await time_boosted_search(
-        search, query.query or "", query.limit, now or store_clock(store)(), zone, prepare
+        search, query.query or "", query.limit, now or store_clock(store)(), zone
     )
     return hits

@@ -37,7 +37,6 @@ from recallstore.store import (
     PROMOTE_EXTENSION,
     Clock,
     MemoryStore,
-    SupportsPrepareQuery,
     SupportsPromotion,
     conversations_of,
     scope_matches,
@@ -274,12 +273,6 @@ class ScopedMemory:
             hits = await self._store.search(search)
         # The tools show what is worth reading: no tail of one-common-word matches.
         return hits if search.is_listing else above_floor(hits, lambda hit: hit.score)
-
-    def prepare_search(self, query: str) -> None:
-        """Tell the store that a search of ``query`` comes next, so that a hybrid store
-        starts embedding it now (``SupportsPrepareQuery``); nothing on other stores."""
-        if isinstance(self._store, SupportsPrepareQuery):
-            self._store.prepare_query(query)
 
     async def invalidate(self, record_id: str, reason: str | None = None) -> None:
         """Invalidate the scope's memory ``record_id`` (already invalid is fine).

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import asyncio
 from abc import abstractmethod
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from datetime import datetime
-from typing import Final, TypeVar, cast
+from typing import TypeVar, cast
 
 from recallstore._search.fusion import (
     FUSION_DEPTH,
@@ -61,9 +60,6 @@ __all__ = ["FUSION_DEPTH", "HybridSearch", "hits_of"]
 
 Handle = TypeVar("Handle")
 
-PREPARED_QUERIES: Final = 4
-"""Query vectors begun by :meth:`HybridSearch.prepare_query` that wait for their search."""
-
 # The vectors of the write call running in this task, by content: set by write() before
 # its transaction, read by the backend's _insert inside it.
 _PENDING: ContextVar[dict[str, Matrix] | None] = ContextVar("recallstore_vectors", default=None)
@@ -83,23 +79,6 @@ class HybridSearch(BaseMemoryStore[Handle]):
         if resolved is not None:
             numpy()  # fail at construction, with the install command, not at first write
         self._embedder = resolved
-        self._prepared: OrderedDict[str, Future[Matrix]] = OrderedDict()
-
-    def prepare_query(self, text: str) -> None:
-        """Start embedding ``text`` as a search query now: the next search of exactly
-        ``text`` takes the vector made meanwhile instead of waiting for its own (a
-        recall with a time phrase searches its window first, then the whole message,
-        so the two embeddings overlap). Nothing without an embedder or text; at most
-        :data:`PREPARED_QUERIES` wait to be taken, the oldest given up first."""
-        if self._embedder is None or not text.strip() or text in self._prepared:
-            return
-        try:
-            self._prepared[text] = self._new_query_vector(text)
-        except RuntimeError:  # no event loop for an async embedder: the search embeds it
-            return
-        while len(self._prepared) > PREPARED_QUERIES:
-            _, unused = self._prepared.popitem(last=False)
-            unused.cancel()
 
     @property
     def embedder(self) -> Embedder | None:
@@ -194,42 +173,26 @@ class HybridSearch(BaseMemoryStore[Handle]):
         return hits_of(fused, known, fetched)
 
     async def _embed_query(self, text: str) -> Matrix:
-        """The unit vector of the query ``text`` (the one :meth:`prepare_query` began,
-        if it did)."""
+        """The unit vector of the query ``text``."""
         assert self._embedder is not None
-        prepared = self._take_prepared(text)
-        if prepared is not None or embeds_in_process(self._embedder):
-            return await asyncio.wrap_future(prepared or self._new_query_vector(text))
-        return await self._embedded_query(text)
+        if embeds_in_process(self._embedder):
+            return await asyncio.wrap_future(self._query_vector(text))
+        matrix = await embed_texts(
+            self._embedder, [text], queries=True, target=self.describe().target
+        )
+        return matrix[0]
 
     def _query_vector(self, text: str) -> Future[Matrix]:
-        """The unit vector of the query ``text``, being made while the caller goes on
-        (:meth:`_new_query_vector`), or the one :meth:`prepare_query` began."""
-        return self._take_prepared(text) or self._new_query_vector(text)
-
-    def _take_prepared(self, text: str) -> Future[Matrix] | None:
-        prepared = self._prepared.pop(text, None)
-        return None if prepared is None or prepared.cancelled() else prepared
-
-    def _new_query_vector(self, text: str) -> Future[Matrix]:
-        """The unit vector of the query ``text``, begun now: by an in-process embedder's
-        ``embed_now`` in one of :func:`embedding_threads` (a thread waiting on the
-        future wakes as soon as it is made), otherwise by the embedder's async call on
-        the running event loop (RuntimeError without one)."""
+        """The unit vector of the query ``text``, being made while the caller goes on:
+        by an in-process embedder's ``embed_now`` in one of :func:`embedding_threads`
+        (a thread waiting on the future wakes as soon as it is made), otherwise by the
+        embedder's async call on the running event loop."""
         embedder = self._embedder
         assert embedder is not None
         if embeds_in_process(embedder):
             in_process = cast(InProcessEmbedder, embedder)
             return embedding_threads().submit(self._embed_query_now, in_process, text)
-        loop = asyncio.get_running_loop()
-        return asyncio.run_coroutine_threadsafe(self._embedded_query(text), loop)
-
-    async def _embedded_query(self, text: str) -> Matrix:
-        assert self._embedder is not None
-        matrix = await embed_texts(
-            self._embedder, [text], queries=True, target=self.describe().target
-        )
-        return matrix[0]
+        return asyncio.run_coroutine_threadsafe(self._embed_query(text), asyncio.get_running_loop())
 
     def _embed_query_now(self, embedder: InProcessEmbedder, text: str) -> Matrix:
         target = self.describe().target
@@ -291,13 +254,7 @@ class HybridSearch(BaseMemoryStore[Handle]):
             await self._replace_vectors(handle, embedder, made)
         if self._embedder is not None:
             self._embedder = embedder
-            self._drop_prepared()  # made by the model it replaced
         return len(made)
-
-    def _drop_prepared(self) -> None:
-        while self._prepared:
-            _, unused = self._prepared.popitem()
-            unused.cancel()
 
     async def _lock_embedder(self, handle: Handle) -> None:
         """Keep other openers from writing vectors until ``reembed``'s transaction ends

@@ -150,18 +150,6 @@ class SupportsForget(Protocol):
 
 
 @runtime_checkable
-class SupportsPrepareQuery(Protocol):
-    """A store that can begin a search's work before the search: a hybrid store starts
-    embedding the text. For callers that know what they will search next (a recall with
-    a time phrase searches the phrase's window first, then the whole message)."""
-
-    def prepare_query(self, text: str) -> None:
-        """Begin what a search of ``text`` needs; the next search of exactly that text
-        takes it. Never raises: a failure surfaces in that search, as it would have."""
-        ...
-
-
-@runtime_checkable
 class SupportsStoreId(Protocol):
     """A store that can name itself: the ``gen_ai.memory.store.id`` of its telemetry."""
 

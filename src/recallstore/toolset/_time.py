@@ -107,9 +107,7 @@ async def search_with_query_time(
         )
 
     zone = memory.time_zone
-    hits, found = await time_boosted_search(
-        search, query, limit, memory.now(), zone, memory.prepare_search
-    )
+    hits, found = await time_boosted_search(search, query, limit, memory.now(), zone)
     if found is None or not found.rest.strip():
         return hits, None
     start, end = found.window.local(zone)
