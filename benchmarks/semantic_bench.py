@@ -12,8 +12,11 @@ Three measurements, each side by side in the same process:
    (``embed_queries``), so the hybrid figure includes the query's embedding. Each query
    runs on both stores, one right after the other, the order alternating. The
    user-scoped queries are timed again as a conversation's turn 1 (the query's scope,
-   its text as the first user message): ``assemble_recall`` alone, and
-   ``MemoryCapability.instantiate`` (the recall, the learned block and the toolbox).
+   its text as the first user message): ``assemble_recall`` alone,
+   ``MemoryCapability.instantiate`` (the recall, the learned block and the toolbox),
+   and ``assemble_recall`` of the text with a time phrase after it (" this week",
+   whose window holds the store's records): the phrase's window is searched first,
+   then the whole text (a hybrid store embeds both texts).
 2. **Writes**: ``--writes`` records written one per call (an agent's saves) and in
    batches of 100 (an import), to a keyword-only store and to one with the default
    embedder (every text embedded by the real model, in its write call).
@@ -57,7 +60,7 @@ _QUESTIONS = [
     "Did I ever tell you which car I drive?",
 ]
 
-_Timed = Literal["search", "assemble_recall", "instantiate"]
+_Timed = Literal["search", "assemble_recall", "instantiate", "time phrase recall"]
 """What :func:`_side_by_side` times for each query."""
 
 
@@ -112,17 +115,21 @@ async def search_costs(records: int, count: int, pool_size: int) -> None:
                     continue
                 rows.append((kind, *await _side_by_side(keyword, hybrid, model, queries)))
                 if kind == "user-scoped search":
-                    turn_one: tuple[_Timed, ...] = ("assemble_recall", "instantiate")
+                    turn_one: tuple[_Timed, ...] = (
+                        "assemble_recall",
+                        "instantiate",
+                        "time phrase recall",
+                    )
                     for how in turn_one:
                         timed_row = await _side_by_side(keyword, hybrid, model, queries, how)
                         rows.append((f"turn 1: {how}", *timed_row))
     print(
-        f"  {'search':24s} {'keyword p50 ms':>15s} {'hybrid p50 ms':>15s} {'ratio':>7s}"
+        f"  {'search':30s} {'keyword p50 ms':>15s} {'hybrid p50 ms':>15s} {'ratio':>7s}"
         f" {'query embedding p50 ms':>23s} {'ratio':>7s}"
     )
     for kind, plain, mixed, alone in rows:
         print(
-            f"  {kind:24s} {plain:15.2f} {mixed:15.2f} {mixed / plain:7.2f}"
+            f"  {kind:30s} {plain:15.2f} {mixed:15.2f} {mixed / plain:7.2f}"
             f" {alone:23.2f} {alone / plain:7.2f}"
         )
     print("  (hybrid includes embedding the query with the default embedder; the last two")
@@ -163,6 +170,8 @@ async def _run(store: SqliteMemoryStore, query: MemorySearchQuery, how: _Timed) 
     the learned block and the toolbox, what an agent's first turn waits for)."""
     if how == "assemble_recall":
         return await assemble_recall(store, query.scope, query.query or "")
+    if how == "time phrase recall":
+        return await assemble_recall(store, query.scope, f"{query.query} this week")
     if how == "instantiate":
         capability = MemoryCapability(store, scope_fields=sorted(query.scope))
         return await capability.instantiate(
