@@ -166,8 +166,9 @@ async def _side_by_side(
 
 async def _run(store: SqliteMemoryStore, query: MemorySearchQuery, how: _Timed) -> object:
     """``query`` as a search, as a turn-1 recall of its scope and text
-    (``assemble_recall``), or as a conversation's start (``instantiate``: the recall,
-    the learned block and the toolbox, what an agent's first turn waits for)."""
+    (``assemble_recall``; with " this week" after the text for ``time phrase recall``),
+    or as a conversation's start (``instantiate``: the recall, the learned block and
+    the toolbox, what an agent's first turn waits for)."""
     if how == "assemble_recall":
         return await assemble_recall(store, query.scope, query.query or "")
     if how == "time phrase recall":
