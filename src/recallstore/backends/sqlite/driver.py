@@ -35,6 +35,7 @@ from typing import Any, Final
 
 import aiosqlite
 
+from recallstore.backends.sqlite.left_open import TrackedConnection
 from recallstore.errors import ConfigurationError, MissingDependencyError, install_hint
 
 __all__ = [
@@ -94,7 +95,8 @@ class SqliteDriver:
         return error
 
     def connect(self, database: str | Path, **kwargs: Any) -> aiosqlite.Connection:
-        """An aiosqlite connection over this module (await it, or use ``async with``)."""
+        """An aiosqlite connection over this module (await it, or use ``async with``),
+        closed at exit if the program leaves it open (:mod:`.left_open`)."""
         location = str(database)
         module = self.module
 
@@ -102,7 +104,7 @@ class SqliteDriver:
             connection: sqlite3.Connection = module.connect(location, **kwargs)
             return connection
 
-        return aiosqlite.Connection(connector, 64)
+        return TrackedConnection(connector, location)
 
 
 STDLIB: Final = SqliteDriver("stdlib", sqlite3)

@@ -1,0 +1,129 @@
+"""A SQLite connection a program left open is closed when the program exits.
+
+Each connection runs its statements on a worker thread of aiosqlite's, which is not a
+daemon: Python waits for it at exit. A program that never closed its store (it raised
+before ``await store.aclose()``, or forgot the call) would then wait forever, since the
+thread waits for work and the store, still referenced from the thread's last call, is
+never collected. So every connection is tracked until it stops. When Python begins to
+exit, a daemon thread waits for the program's other threads to end (they may still use
+a store; a thread pool's idle threads end a moment later, when the standard library
+stops them), then stops each connection left open as closing it would (the statements
+already queued run first, then the file is closed), with a ``ResourceWarning`` that
+names the file. (Before aiosqlite 0.22 the worker is the connection itself, with no
+way to stop it but a private one: it is made a daemon instead.) Nothing committed is at
+risk either way: a commit is on disk before the call that made it returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import sqlite3
+import threading
+import warnings
+import weakref
+from collections.abc import Callable
+from typing import Final
+
+import aiosqlite
+
+__all__ = ["TrackedConnection"]
+
+_ITERATION_CHUNK: Final = 64
+"""Rows a cursor fetches at a time when iterated (aiosqlite's own default)."""
+
+_left_open: weakref.WeakSet[TrackedConnection] = weakref.WeakSet()
+_registered = False
+_lock = threading.Lock()
+
+
+class TrackedConnection(aiosqlite.Connection):
+    """An aiosqlite connection that is stopped at exit if the program left it open."""
+
+    def __init__(self, connector: Callable[[], sqlite3.Connection], location: str) -> None:
+        self.worker: threading.Thread | None = None
+        """The thread that runs its statements, once it has connected."""
+
+        def connect_in_worker() -> sqlite3.Connection:
+            self.worker = threading.current_thread()
+            return connector()
+
+        super().__init__(connect_in_worker, _ITERATION_CHUNK)
+        self.location = location
+        """The database the connection opens, as it was given."""
+        if isinstance(self, threading.Thread):
+            # aiosqlite before 0.22 (CrewAI pins 0.21): the connection is its own worker
+            # thread and has no stop(); as a daemon it cannot keep the program alive.
+            self.daemon = True
+            return
+        _track(self)
+
+    def stop(self) -> asyncio.Future[object] | None:
+        """Stop the worker thread (aiosqlite's ``close()`` ends with this); not left open."""
+        _left_open.discard(self)
+        return super().stop()
+
+
+def _track(connection: TrackedConnection) -> None:
+    global _registered
+    with _lock:
+        _left_open.add(connection)
+        if _registered:
+            return
+        _registered = True
+    # threading's own exit hooks run before Python waits for non-daemon threads (the
+    # standard library's thread pools stop theirs the same way); atexit's run after.
+    register: Callable[[Callable[[], None]], object] = getattr(
+        threading, "_register_atexit", atexit.register
+    )
+    with contextlib.suppress(RuntimeError):  # the interpreter is already shutting down
+        register(_when_exiting)
+
+
+def _when_exiting() -> None:
+    closer = threading.Thread(target=_stop_left_open, name="recallstore-left-open", daemon=True)
+    try:
+        closer.start()
+    except RuntimeError:  # no thread can start now: stop them without waiting
+        _stop_each()
+
+
+def _stop_left_open() -> None:
+    """The closing thread: wait for the program's other threads, then stop every
+    connection still open, with a ``ResourceWarning`` for each."""
+    _wait_for_other_threads()
+    _stop_each()
+
+
+def _stop_each() -> None:
+    for connection in list(_left_open):
+        # Warnings turned into errors must not keep the program from exiting.
+        with contextlib.suppress(Warning):
+            warnings.warn(
+                f"the SQLite store at {connection.location!r} was left open; it is closed at "
+                "exit (close a store with 'async with' or 'await store.aclose()')",
+                ResourceWarning,
+                stacklevel=1,
+            )
+        with warnings.catch_warnings():
+            # stop() asks asyncio for a loop, which may warn that none is current.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            connection.stop()
+
+
+def _wait_for_other_threads() -> None:
+    """Join every non-daemon thread but the main one (which is joining them all) and the
+    open connections' workers: a thread still running may be using a store."""
+    main = threading.main_thread()
+    while True:
+        workers = {connection.worker for connection in list(_left_open)}
+        others = [
+            thread
+            for thread in threading.enumerate()
+            if not thread.daemon and thread is not main and thread not in workers
+        ]
+        if not others:
+            return
+        for thread in others:
+            thread.join()
