@@ -121,6 +121,26 @@ async def test_broad_searches_use_the_cache_and_see_later_writes(tmp_path: Path)
         assert sorted(found) == sorted([second.id, third.id])
 
 
+@pytest.mark.parametrize("scope", [{}, {"user": "ana"}])
+async def test_a_store_opened_again_sees_what_others_wrote_while_it_was_closed(
+    tmp_path: Path, scope: dict[str, str]
+) -> None:
+    # Nothing but the file may carry over from the closed connection: its
+    # data_version and total_changes say nothing about the next connection's.
+    path = tmp_path / "memory.db"
+    store = SqliteMemoryStore(path, embedder=ToyEmbedder())
+    query = MemorySearchQuery(query="where does she work", scope=scope)
+    async with store:
+        await store.write([MemoryWriteInput(scope={"user": "bo"}, content="a note on the garden")])
+    async with store:
+        assert await store.search(query) == []
+    async with SqliteMemoryStore(path, embedder=ToyEmbedder()) as other:
+        written = [MemoryWriteInput(scope={"user": "ana"}, content="hired at the office")]
+        hired = (await other.write(written))[0]
+    async with store:
+        assert [hit.record.id for hit in await store.search(query)] == [hired.id]
+
+
 def test_the_embedder_is_checked_and_loaded_by_name() -> None:
     with pytest.raises(ConfigurationError, match="non-empty name"):
         check_embedder(object())

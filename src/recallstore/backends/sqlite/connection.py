@@ -56,6 +56,7 @@ class SqliteConnection:
     _synchronous: str
     _conn: aiosqlite.Connection | None
     _watch: aiosqlite.Connection | None
+    _vector_cache: vectors.VectorCache
     _lock: asyncio.Lock
     _commits: GroupCommit
     _wal: WalScrub
@@ -81,6 +82,7 @@ class SqliteConnection:
         async with self._lock:
             if self._conn is not None:
                 return
+            self._vector_cache.new_connection()
             if self._read_only:
                 self._conn = await open_reader(
                     self.path, self._driver, self._embedder, BUSY_TIMEOUT_SECONDS

@@ -237,6 +237,14 @@ class VectorCache:
         assert self._rows is not None
         return self._rows
 
+    def new_connection(self) -> None:
+        """Trust nothing the last connection saw (the store is opened again): its
+        ``data_version`` and ``total_changes`` are not comparable with the next one's,
+        so the next :meth:`load` reads every row added since, and each scope's rows
+        are gathered again."""
+        self._version = None
+        self._scopes = ScopeCopies()
+
     @property
     def version(self) -> tuple[int, int] | None:
         """What :meth:`load` last saw: the file's ``data_version`` and this
