@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -66,12 +68,18 @@ exiting.set()
 
 
 def run_program(db: Path, ending: str, program: str = PROGRAM) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-W", "always::ResourceWarning", "-c", program, str(db), ending],
-        capture_output=True,
-        text=True,
-        timeout=EXIT_SECONDS,
-    )
+    command = [sys.executable, "-W", "always::ResourceWarning", "-c", program, str(db), ending]
+    # A session of its own, so that a timeout kills a forked child with its parent.
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    ) as running:
+        try:
+            stdout, stderr = running.communicate(timeout=EXIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            os.killpg(running.pid, signal.SIGKILL)
+            running.communicate()
+            raise
+    return subprocess.CompletedProcess(command, running.returncode, stdout, stderr)
 
 
 async def contents(db: Path) -> list[str]:
@@ -105,3 +113,59 @@ async def test_a_thread_still_using_a_store_at_exit_finishes_before_it_is_closed
     assert "Traceback" not in finished.stderr, finished.stderr
     assert f"the SQLite store at {str(db)!r} was left open" in finished.stderr
     assert sorted(await contents(db)) == ["after the exit", "before the exit"]
+
+
+# A process forked while a store is open: the child's calls on the inherited store are
+# refused (they used to wait forever for a worker thread the child does not have), its
+# aclose() returns, and a store it opens itself works; the parent's store is unharmed.
+FORKING_PROGRAM = """
+import asyncio, os, sys
+from recallstore import ConfigurationError, MemorySearchQuery, MemoryWriteInput
+from recallstore.backends.sqlite import SqliteMemoryStore
+
+ANA = {"user": "ana"}
+
+async def in_child(store) -> None:
+    for call in (store.search(MemorySearchQuery(scope=ANA)), store.open()):
+        try:
+            await call
+        except ConfigurationError as refused:
+            print("child refused:", refused)
+    await store.aclose()
+    async with SqliteMemoryStore(sys.argv[1]) as own:
+        await own.write([MemoryWriteInput(scope=ANA, content="written by the child")])
+        print("child's own store holds", len(await own.search(MemorySearchQuery(scope=ANA))))
+
+async def main() -> None:
+    store = SqliteMemoryStore(sys.argv[1])
+    await store.open()
+    await store.write([MemoryWriteInput(scope=ANA, content="written before the fork")])
+    child = os.fork()
+    if child == 0:
+        asyncio.run(in_child(store))
+        os._exit(0)
+    _, status = await asyncio.to_thread(os.waitpid, child, 0)
+    print("child exit status", status)
+    print("parent holds", len(await store.search(MemorySearchQuery(scope=ANA))))
+    await store.aclose()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_process_is_refused_the_inherited_store_and_can_open_its_own(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "memory.db"
+    finished = run_program(db, "return", FORKING_PROGRAM)
+    assert finished.returncode == 0, finished.stderr
+    refusals = [line for line in finished.stdout.splitlines() if line.startswith("child refused")]
+    assert len(refusals) == 2, finished.stdout
+    for refusal in refusals:
+        assert str(db) in refusal
+        assert "a SQLite connection cannot cross a fork: open a new store after forking" in refusal
+    assert "child's own store holds 2" in finished.stdout
+    assert "child exit status 0" in finished.stdout
+    assert "parent holds 2" in finished.stdout
+    assert "was left open" not in finished.stderr

@@ -10,6 +10,7 @@ of a group commit (``sqlite.commit``), and a WAL scrub owed after a delete
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
@@ -25,6 +26,7 @@ from recallstore.backends.sqlite import vectors as vectors
 from recallstore.backends.sqlite.commit import GroupCommit
 from recallstore.backends.sqlite.delete import check_index_format, use_secure_delete
 from recallstore.backends.sqlite.driver import SqliteDriver
+from recallstore.backends.sqlite.left_open import opened_before_fork
 from recallstore.backends.sqlite.read_only import READ_ONLY_REASON, open_reader
 from recallstore.backends.sqlite.rows import fetchone_now, on_thread, run
 from recallstore.backends.sqlite.sidecars import no_sidecars_left_on_refusal, refuse_unwritable
@@ -79,6 +81,9 @@ class SqliteConnection:
         Raises :class:`StoreUnavailableError` with the reason when the file cannot be
         used, and :class:`StoreIncompatibleError` when its schema is newer than ours.
         """
+        if self._conn is not None:
+            self._check_open()  # refuses a connection opened before this process forked
+            return
         async with self._lock:
             if self._conn is not None:
                 return
@@ -151,8 +156,12 @@ class SqliteConnection:
     async def aclose(self) -> None:
         """Close the connection; later calls raise :class:`StoreUnavailableError`.
 
-        A WAL scrub still owed after a delete is tried once more first.
+        A WAL scrub still owed after a delete is tried once more first. In a process
+        forked while the store was open, nothing is done: the connection is the
+        parent's, and this process can neither use it nor close it.
         """
+        if self._fork_refusal() is not None:
+            return
         await self._stop_journal()
         await self._wal.stop()
         async with self._lock:
@@ -177,6 +186,20 @@ class SqliteConnection:
     @property
     def _is_open(self) -> bool:
         return self._conn is not None
+
+    def _fork_refusal(self) -> str | None:
+        """Why this process may not use the open store: it is a fork made while the
+        store was open (:func:`~.left_open.opened_before_fork`); None when it may."""
+        conn = self._conn
+        parent = None if conn is None else opened_before_fork(conn)
+        if parent is None:
+            return None
+        return (
+            f"it was opened in process {parent}, before fork(); process {os.getpid()} has "
+            "a copy of its connection without the connection's thread, and a SQLite "
+            "connection cannot cross a fork: open a new store after forking, in each "
+            "process that uses it (e.g. a post-fork hook)"
+        )
 
     @asynccontextmanager
     async def _reading(self) -> AsyncIterator[aiosqlite.Connection]:

@@ -1,4 +1,5 @@
-"""A SQLite connection a program left open is closed when the program exits.
+"""A SQLite connection left open where its worker thread cannot follow: the program's
+exit, and a fork.
 
 Each connection runs its statements on a worker thread of aiosqlite's, which is not a
 daemon: Python waits for it at exit. A program that never closed its store (it raised
@@ -12,6 +13,12 @@ already queued run first, then the file is closed), with a ``ResourceWarning`` t
 names the file. (Before aiosqlite 0.22 the worker is the connection itself, with no
 way to stop it but a private one: it is made a daemon instead.) Nothing committed is at
 risk either way: a commit is on disk before the call that made it returns.
+
+A forked process inherits the connections but not their threads, and SQLite forbids
+using a connection across a fork: a call would wait forever for a thread that is not
+there. In the child every connection open at the fork is marked
+(:func:`opened_before_fork`), so the store can refuse instead, and it is no longer
+the child's to stop at exit.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import os
 import sqlite3
 import threading
 import warnings
@@ -28,12 +36,14 @@ from typing import Final
 
 import aiosqlite
 
-__all__ = ["TrackedConnection"]
+__all__ = ["TrackedConnection", "opened_before_fork"]
 
 _ITERATION_CHUNK: Final = 64
 """Rows a cursor fetches at a time when iterated (aiosqlite's own default)."""
 
 _left_open: weakref.WeakSet[TrackedConnection] = weakref.WeakSet()
+# Every connection not yet stopped, whatever aiosqlite's version: a fork marks them.
+_forkable: weakref.WeakSet[TrackedConnection] = weakref.WeakSet()
 _registered = False
 _lock = threading.Lock()
 
@@ -52,6 +62,11 @@ class TrackedConnection(aiosqlite.Connection):
         super().__init__(connect_in_worker, _ITERATION_CHUNK)
         self.location = location
         """The database the connection opens, as it was given."""
+        self.opened_in = os.getpid()
+        """The process that made the connection."""
+        self.forked = False
+        """True in a process forked while the connection was open."""
+        _forkable.add(self)
         if isinstance(self, threading.Thread):
             # aiosqlite before 0.22 (CrewAI pins 0.21): the connection is its own worker
             # thread and has no stop(); as a daemon it cannot keep the program alive.
@@ -62,7 +77,28 @@ class TrackedConnection(aiosqlite.Connection):
     def stop(self) -> asyncio.Future[object] | None:
         """Stop the worker thread (aiosqlite's ``close()`` ends with this); not left open."""
         _left_open.discard(self)
+        _forkable.discard(self)
         return super().stop()
+
+
+def opened_before_fork(connection: aiosqlite.Connection) -> int | None:
+    """The process that opened ``connection``, when this process is a fork made while
+    it was open (no call may use it here); None otherwise."""
+    if isinstance(connection, TrackedConnection) and connection.forked:
+        return connection.opened_in
+    return None
+
+
+def _after_fork_in_child() -> None:
+    for connection in list(_forkable):
+        connection.forked = True
+    # The parent's to close: the child neither waits for them nor stops them.
+    _forkable.clear()
+    _left_open.clear()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which cannot fork
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _track(connection: TrackedConnection) -> None:

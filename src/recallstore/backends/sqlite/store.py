@@ -161,6 +161,13 @@ class SqliteMemoryStore(
         # Deleted text left in the WAL because a reader held an older snapshot.
         self._wal = WalScrub(self._scrub_wal_when_free)
 
+    def _check_open(self) -> None:
+        """Also :class:`ConfigurationError` in a process forked while the store was open."""
+        super()._check_open()
+        refusal = self._fork_refusal()
+        if refusal is not None:
+            raise ConfigurationError(f"memory store {str(self.path)!r}: {refusal}")
+
     def _look_only(self) -> None:
         super()._look_only()
         self._read_only = True
