@@ -1,22 +1,19 @@
-"""A program that leaves a SQLite store open still exits, and keeps what it wrote."""
+"""A program that leaves a SQLite store open still exits, and keeps what it wrote; a
+process forked while it is open is refused it, and opens its own."""
 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.python_program import run_python
 
 from recallstore import MemorySearchQuery
 from recallstore.backends.sqlite import SqliteMemoryStore
 
 SCOPE = {"user": "ana"}
-# Far past a cold start on a busy machine; a program that waits on the store's thread
-# would wait forever, so the test fails on the timeout instead of hanging.
-EXIT_SECONDS = 120
 
 # An idle thread pool the program never shut down, as well: Python stops its threads
 # at exit only after the store's exit hook has run.
@@ -68,18 +65,7 @@ exiting.set()
 
 
 def run_program(db: Path, ending: str, program: str = PROGRAM) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-W", "always::ResourceWarning", "-c", program, str(db), ending]
-    # A session of its own, so that a timeout kills a forked child with its parent.
-    with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    ) as running:
-        try:
-            stdout, stderr = running.communicate(timeout=EXIT_SECONDS)
-        except subprocess.TimeoutExpired:
-            os.killpg(running.pid, signal.SIGKILL)
-            running.communicate()
-            raise
-    return subprocess.CompletedProcess(command, running.returncode, stdout, stderr)
+    return run_python(program, str(db), ending)
 
 
 async def contents(db: Path) -> list[str]:
@@ -164,7 +150,8 @@ def test_a_forked_process_is_refused_the_inherited_store_and_can_open_its_own(
     assert len(refusals) == 2, finished.stdout
     for refusal in refusals:
         assert str(db) in refusal
-        assert "a SQLite connection cannot cross a fork: open a new store after forking" in refusal
+        assert "SQLite forbids using a connection across a fork" in refusal
+        assert "open a new store after forking" in refusal
     assert "child's own store holds 2" in finished.stdout
     assert "child exit status 0" in finished.stdout
     assert "parent holds 2" in finished.stdout

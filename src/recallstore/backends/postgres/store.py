@@ -11,6 +11,7 @@ Needs the ``postgres`` extra: ``pip install 'recallstore[postgres]'``.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Self
 
 from recallstore.backends._forget_extension import ForgetsScopes, Forgotten
 from recallstore.backends._forget_traces import provenance_of
+from recallstore.backends._fork import forked_refusal
 from recallstore.backends._journal_extension import JournalsRecalls
 from recallstore.backends._vectors import Matrix
 from recallstore.backends.base import (
@@ -173,6 +175,7 @@ class PostgresMemoryStore(
         routed = standby_url and StandbyReads(standby_url, pool_mode, self._pool_size, standby_wait)
         self._standby = routed or None
         self._pool: AsyncConnectionPool[Any] | None = None
+        self._opened_in = os.getpid()  # the process that opened the pool (a fork refuses)
         self._vector_storage: VectorStorage | None = None
         self._insert_sql = insert_statement(self._table)
 
@@ -209,6 +212,7 @@ class PostgresMemoryStore(
     async def open(self) -> None:
         """Connect, refuse a newer schema, and apply pending migrations."""
         if self._pool is not None:
+            self._check_open()  # refuses a pool opened before this process forked
             return
         try:
             import psycopg
@@ -242,7 +246,7 @@ class PostgresMemoryStore(
             except BaseException:
                 await pool.close()
                 raise
-        self._pool = pool
+        self._pool, self._opened_in = pool, os.getpid()
         if newest is not None:
             if self._standby is not None:  # read there once it has the schema migrated
                 self._standby.wrote(newest[1])
@@ -251,7 +255,11 @@ class PostgresMemoryStore(
         await self._start_journal()
 
     async def aclose(self) -> None:
-        """Close every pooled connection; later calls raise StoreUnavailableError."""
+        """Close every pooled connection; later calls raise StoreUnavailableError. In a
+        process forked while the store was open, nothing is done: closing the pool there
+        would end the parent's sessions."""
+        if self._pool is not None and self._opened_in != os.getpid():
+            return
         await self._stop_journal()
         await self._listener.close()
         pool, self._pool = self._pool, None
@@ -269,6 +277,14 @@ class PostgresMemoryStore(
     @property
     def _is_open(self) -> bool:
         return self._pool is not None
+
+    def _check_open(self) -> None:
+        """Also :class:`ConfigurationError` in a process forked while the store was open."""
+        super()._check_open()
+        if self._opened_in != os.getpid():
+            connections = "its pool, whose sessions the parent goes on using"
+            refusal = forked_refusal(self._opened_in, connections)
+            raise ConfigurationError(f"memory store {self._target!r}: {refusal}")
 
     @asynccontextmanager
     async def _reading(self) -> AsyncIterator[AsyncConnection[Any]]:

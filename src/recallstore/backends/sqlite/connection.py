@@ -10,7 +10,6 @@ of a group commit (``sqlite.commit``), and a WAL scrub owed after a delete
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import aiosqlite
 
+from recallstore.backends._fork import forked_refusal
 from recallstore.backends.journal import JournalSettings
 from recallstore.backends.sqlite import journal as journal_table
 from recallstore.backends.sqlite import schema as schema
@@ -194,11 +194,10 @@ class SqliteConnection:
         parent = None if conn is None else opened_before_fork(conn)
         if parent is None:
             return None
-        return (
-            f"it was opened in process {parent}, before fork(); process {os.getpid()} has "
-            "a copy of its connection without the connection's thread, and a SQLite "
-            "connection cannot cross a fork: open a new store after forking, in each "
-            "process that uses it (e.g. a post-fork hook)"
+        return forked_refusal(
+            parent,
+            "its connection without the thread that runs it (SQLite forbids using "
+            "a connection across a fork)",
         )
 
     @asynccontextmanager
