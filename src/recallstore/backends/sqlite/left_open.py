@@ -41,15 +41,18 @@ __all__ = ["TrackedConnection", "opened_before_fork"]
 _ITERATION_CHUNK: Final = 64
 """Rows a cursor fetches at a time when iterated (aiosqlite's own default)."""
 
+# Connections not yet stopped (aiosqlite 0.22 and later: those stopped at exit), and
+# every connection not yet stopped whatever aiosqlite's version (a fork marks them);
+# both are changed by the threads that open and close stores, under the lock.
 _left_open: weakref.WeakSet[TrackedConnection] = weakref.WeakSet()
-# Every connection not yet stopped, whatever aiosqlite's version: a fork marks them.
 _forkable: weakref.WeakSet[TrackedConnection] = weakref.WeakSet()
 _registered = False
 _lock = threading.Lock()
 
 
 class TrackedConnection(aiosqlite.Connection):
-    """An aiosqlite connection that is stopped at exit if the program left it open."""
+    """An aiosqlite connection that is stopped at exit if the program left it open, and
+    marked in a process forked while it was open."""
 
     def __init__(self, connector: Callable[[], sqlite3.Connection], location: str) -> None:
         self.worker: threading.Thread | None = None
@@ -66,18 +69,20 @@ class TrackedConnection(aiosqlite.Connection):
         """The process that made the connection."""
         self.forked = False
         """True in a process forked while the connection was open."""
-        _forkable.add(self)
         if isinstance(self, threading.Thread):
             # aiosqlite before 0.22 (CrewAI pins 0.21): the connection is its own worker
             # thread and has no stop(); as a daemon it cannot keep the program alive.
             self.daemon = True
+            with _lock:
+                _forkable.add(self)
             return
         _track(self)
 
     def stop(self) -> asyncio.Future[object] | None:
         """Stop the worker thread (aiosqlite's ``close()`` ends with this); not left open."""
-        _left_open.discard(self)
-        _forkable.discard(self)
+        with _lock:
+            _left_open.discard(self)
+            _forkable.discard(self)
         return super().stop()
 
 
@@ -90,11 +95,12 @@ def opened_before_fork(connection: aiosqlite.Connection) -> int | None:
 
 
 def _after_fork_in_child() -> None:
+    global _lock, _left_open, _forkable
+    # The child has one thread now; the lock may have been held by another at the fork.
     for connection in list(_forkable):
         connection.forked = True
     # The parent's to close: the child neither waits for them nor stops them.
-    _forkable.clear()
-    _left_open.clear()
+    _lock, _left_open, _forkable = threading.Lock(), weakref.WeakSet(), weakref.WeakSet()
 
 
 if hasattr(os, "register_at_fork"):  # not on Windows, which cannot fork
@@ -105,6 +111,7 @@ def _track(connection: TrackedConnection) -> None:
     global _registered
     with _lock:
         _left_open.add(connection)
+        _forkable.add(connection)
         if _registered:
             return
         _registered = True
@@ -132,8 +139,13 @@ def _stop_left_open() -> None:
     _stop_each()
 
 
+def _still_open() -> list[TrackedConnection]:
+    with _lock:
+        return list(_left_open)
+
+
 def _stop_each() -> None:
-    for connection in list(_left_open):
+    for connection in _still_open():
         # Warnings turned into errors must not keep the program from exiting.
         with contextlib.suppress(Warning):
             warnings.warn(
@@ -153,7 +165,7 @@ def _wait_for_other_threads() -> None:
     open connections' workers: a thread still running may be using a store."""
     main = threading.main_thread()
     while True:
-        workers = {connection.worker for connection in list(_left_open)}
+        workers = {connection.worker for connection in _still_open()}
         others = [
             thread
             for thread in threading.enumerate()
