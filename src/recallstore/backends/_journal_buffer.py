@@ -42,11 +42,15 @@ class JournalBuffer:
         """Buffered events dropped because flushes kept failing."""
 
     def add(self, envelope: dict[str, Any]) -> None:
-        """Queue one event for the next flush."""
+        """Queue one event for the next flush (in a coroutine: a flusher whose event loop
+        ended, the store now used under another, is started again in this one)."""
         self._pending.append(envelope)
         if len(self._pending) > MAX_BUFFERED:
             del self._pending[0]
             self.dropped += 1
+        if self._task is not None and self._task.done():
+            self._task = None
+            self.start()
 
     def scrub(self, scrubbed: Callable[[dict[str, Any]], Any]) -> None:
         """Apply ``scrubbed`` to every queued event: None drops it, a dict replaces it,

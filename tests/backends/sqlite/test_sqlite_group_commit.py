@@ -19,6 +19,7 @@ from recallstore import (
 )
 from recallstore.backends.sqlite import SqliteMemoryStore
 from recallstore.backends.sqlite.commit import GroupCommit
+from recallstore.backends.sqlite.loop_lock import LoopLock
 
 
 async def count_commits(store: SqliteMemoryStore) -> list[str]:
@@ -239,7 +240,7 @@ async def test_work_left_for_the_commit_runs_after_the_statements_for_calls_that
     path = tmp_path / "group.db"
     async with aiosqlite.connect(path, isolation_level=None) as conn:
         await conn.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)")
-        commits = GroupCommit(asyncio.Lock(), lambda db: None, str(path))
+        commits = GroupCommit(LoopLock(str(path)), lambda db: None, str(path))
         seen: list[str] = []  # appended from both threads
         await conn.set_trace_callback(lambda sql: seen.append(sql.split()[0].upper()))
 

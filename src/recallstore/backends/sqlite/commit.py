@@ -55,6 +55,7 @@ from recallstore.backends.sqlite.commit_thread import (
     run_calls,
     run_calls_and_commit,
 )
+from recallstore.backends.sqlite.loop_lock import LoopLock
 from recallstore.backends.sqlite.rows import on_thread
 from recallstore.errors import StoreUnavailableError
 
@@ -104,7 +105,7 @@ class GroupCommit:
 
     def __init__(
         self,
-        lock: asyncio.Lock,
+        lock: LoopLock,
         begin: Callable[[sqlite3.Connection], None],
         target: str,
         error: type[Exception] = sqlite3.Error,

@@ -9,7 +9,6 @@ of a group commit (``sqlite.commit``), and a WAL scrub owed after a delete
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
@@ -27,6 +26,7 @@ from recallstore.backends.sqlite.commit import GroupCommit
 from recallstore.backends.sqlite.delete import check_index_format, use_secure_delete
 from recallstore.backends.sqlite.driver import SqliteDriver
 from recallstore.backends.sqlite.left_open import opened_before_fork
+from recallstore.backends.sqlite.loop_lock import LoopLock
 from recallstore.backends.sqlite.read_only import READ_ONLY_REASON, open_reader
 from recallstore.backends.sqlite.rows import fetchone_now, on_thread, run
 from recallstore.backends.sqlite.sidecars import no_sidecars_left_on_refusal, refuse_unwritable
@@ -59,7 +59,7 @@ class SqliteConnection:
     _conn: aiosqlite.Connection | None
     _watch: aiosqlite.Connection | None
     _vector_cache: vectors.VectorCache
-    _lock: asyncio.Lock
+    _lock: LoopLock
     _commits: GroupCommit
     _wal: WalScrub
     _clock: MonotonicClock

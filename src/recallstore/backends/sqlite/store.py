@@ -16,7 +16,6 @@ SQLite 3.42+, the ``sqlite`` extra) or by a merge that ends the deleting transac
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import datetime
@@ -48,6 +47,7 @@ from recallstore.backends.sqlite.driver import SqliteDriver, choose_sqlite
 from recallstore.backends.sqlite.insert import PendingInsert, insert_now
 from recallstore.backends.sqlite.journal_primitives import SqliteJournalPrimitives
 from recallstore.backends.sqlite.ledger import SqliteLedger
+from recallstore.backends.sqlite.loop_lock import LoopLock
 from recallstore.backends.sqlite.ranked import hybrid_rows_now, ranked_search
 from recallstore.backends.sqlite.revisions import SqliteRevisions
 from recallstore.backends.sqlite.rows import (
@@ -154,7 +154,7 @@ class SqliteMemoryStore(
         self._scope_splits = ScopeSplits()
         # A connection of its own for PRAGMA data_version (journal tailers only).
         self._watch: aiosqlite.Connection | None = None
-        self._lock = asyncio.Lock()
+        self._lock = LoopLock(str(self.path))
         self._commits = GroupCommit(
             self._lock, self._observe_newest_now, str(self.path), self._driver.error
         )
