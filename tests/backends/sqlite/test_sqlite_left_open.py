@@ -1,9 +1,7 @@
-"""A program that leaves a SQLite store open still exits, and keeps what it wrote; a
-process forked while it is open is refused it, and opens its own."""
+"""A program that leaves a SQLite store open still exits, and keeps what it wrote."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -99,60 +97,3 @@ async def test_a_thread_still_using_a_store_at_exit_finishes_before_it_is_closed
     assert "Traceback" not in finished.stderr, finished.stderr
     assert f"the SQLite store at {str(db)!r} was left open" in finished.stderr
     assert sorted(await contents(db)) == ["after the exit", "before the exit"]
-
-
-# A process forked while a store is open: the child's calls on the inherited store are
-# refused (they used to wait forever for a worker thread the child does not have), its
-# aclose() returns, and a store it opens itself works; the parent's store is unharmed.
-FORKING_PROGRAM = """
-import asyncio, os, sys
-from recallstore import ConfigurationError, MemorySearchQuery, MemoryWriteInput
-from recallstore.backends.sqlite import SqliteMemoryStore
-
-ANA = {"user": "ana"}
-
-async def in_child(store) -> None:
-    for call in (store.search(MemorySearchQuery(scope=ANA)), store.open()):
-        try:
-            await call
-        except ConfigurationError as refused:
-            print("child refused:", refused)
-    await store.aclose()
-    async with SqliteMemoryStore(sys.argv[1]) as own:
-        await own.write([MemoryWriteInput(scope=ANA, content="written by the child")])
-        print("child's own store holds", len(await own.search(MemorySearchQuery(scope=ANA))))
-
-async def main() -> None:
-    store = SqliteMemoryStore(sys.argv[1])
-    await store.open()
-    await store.write([MemoryWriteInput(scope=ANA, content="written before the fork")])
-    child = os.fork()
-    if child == 0:
-        asyncio.run(in_child(store))
-        os._exit(0)
-    _, status = await asyncio.to_thread(os.waitpid, child, 0)
-    print("child exit status", status)
-    print("parent holds", len(await store.search(MemorySearchQuery(scope=ANA))))
-    await store.aclose()
-
-asyncio.run(main())
-"""
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
-def test_a_forked_process_is_refused_the_inherited_store_and_can_open_its_own(
-    tmp_path: Path,
-) -> None:
-    db = tmp_path / "memory.db"
-    finished = run_program(db, "return", FORKING_PROGRAM)
-    assert finished.returncode == 0, finished.stderr
-    refusals = [line for line in finished.stdout.splitlines() if line.startswith("child refused")]
-    assert len(refusals) == 2, finished.stdout
-    for refusal in refusals:
-        assert str(db) in refusal
-        assert "SQLite forbids using a connection across a fork" in refusal
-        assert "open a new store after forking" in refusal
-    assert "child's own store holds 2" in finished.stdout
-    assert "child exit status 0" in finished.stdout
-    assert "parent holds 2" in finished.stdout
-    assert "was left open" not in finished.stderr
